@@ -1,0 +1,106 @@
+// Package llm is the model client: OpenAI-compatible chat completions
+// (LiteLLM in front of DeepSeek) through the official openai-go client.
+package llm
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Roles of chat messages.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one chat message in the provider-neutral shape the loop keeps.
+type Message struct {
+	Role    string
+	Content string
+	// ToolCalls are set on assistant messages that call tools.
+	ToolCalls []ToolCall
+	// ToolCallID is set on tool messages.
+	ToolCallID string
+	// ReasoningContent is DeepSeek's thinking text. It is never shown or
+	// concatenated into Content, but it is sent back on assistant messages
+	// that made tool calls, as DeepSeek's thinking mode requires.
+	ReasoningContent string
+}
+
+// ToolCall is one function call requested by the model. Arguments is the
+// JSON-encoded string exactly as the model produced it (possibly invalid).
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// ToolSpec is a function offered to the model.
+type ToolSpec struct {
+	Name        string
+	Description string
+	// Parameters is a JSON Schema object.
+	Parameters map[string]any
+}
+
+// Request is one chat-completions call.
+type Request struct {
+	Model     string
+	Messages  []Message
+	Tools     []ToolSpec
+	User      string // the end user's id, for the proxy's per-user spend
+	MaxTokens int64
+}
+
+// Usage is the token accounting of one call, normalised across the OpenAI
+// and DeepSeek shapes: CachedPromptTokens = max(cached_tokens,
+// prompt_cache_hit_tokens); CompletionTokens already includes reasoning.
+type Usage struct {
+	PromptTokens       int64
+	CachedPromptTokens int64
+	CompletionTokens   int64
+}
+
+// Response is the model's answer.
+type Response struct {
+	Message      Message // Role is assistant
+	FinishReason string
+	Usage        Usage
+	// CallID is LiteLLM's x-litellm-call-id, kept for reconciliation.
+	CallID string
+	Model  string
+}
+
+// Error kinds the loop maps to a run's errorKind.
+var (
+	// ErrGuardrail: the proxy refused the request as a guardrail, moderation
+	// or prompt-injection block. Not retried; the body is not echoed.
+	ErrGuardrail = errors.New("llm: blocked by guardrail")
+	// ErrCall: any other failure of the call (status, transport, timeout,
+	// malformed or empty answer).
+	ErrCall = errors.New("llm: call failed")
+)
+
+// CallError carries detail for an ErrCall or ErrGuardrail. Message is safe
+// to store on the run (bounded, no credentials); it is never sent to
+// clients of the API beyond the run's errorMessage.
+type CallError struct {
+	Kind    error // ErrGuardrail or ErrCall
+	Status  int   // HTTP status, 0 for transport errors
+	Message string
+	// Billed is true when the call may have been billed (the request was
+	// sent and the connection did not fail before it), so it must not be
+	// retried automatically.
+	Billed bool
+}
+
+func (e *CallError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("%v: status %d: %s", e.Kind, e.Status, e.Message)
+	}
+	return fmt.Sprintf("%v: %s", e.Kind, e.Message)
+}
+
+func (e *CallError) Unwrap() error { return e.Kind }

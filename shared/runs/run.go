@@ -1,0 +1,168 @@
+// Package runs defines the AgentRun: one record per turn, whatever engine ran it.
+package runs
+
+import (
+	"time"
+
+	"github.com/commonly/runtime/shared/money"
+)
+
+// Status is where a run is in its life. queued and running are live; the
+// rest are final and a run never leaves a final status.
+type Status string
+
+const (
+	StatusQueued      Status = "queued"
+	StatusRunning     Status = "running"
+	StatusSucceeded   Status = "succeeded"
+	StatusFailed      Status = "failed"
+	StatusInterrupted Status = "interrupted"
+)
+
+// Final reports whether no further transition is allowed.
+func (s Status) Final() bool {
+	return s == StatusSucceeded || s == StatusFailed || s == StatusInterrupted
+}
+
+// ErrorKind says why a run did not succeed. The set is closed: clients
+// switch on it.
+type ErrorKind string
+
+const (
+	ErrTurnCap          ErrorKind = "turn_cap"
+	ErrTokenCap         ErrorKind = "token_cap"
+	ErrTimeout          ErrorKind = "timeout"
+	ErrToolError        ErrorKind = "tool_error"
+	ErrLLM              ErrorKind = "llm_error"
+	ErrGuardrailBlocked ErrorKind = "guardrail_blocked"
+	ErrConfig           ErrorKind = "config"
+	ErrFallback         ErrorKind = "fallback_error"
+	ErrSandbox          ErrorKind = "sandbox_error"
+	ErrInterrupted      ErrorKind = "interrupted"
+	ErrUnknown          ErrorKind = "unknown"
+	// ErrBudget is the money bound (TURN_MAX_USD); DEVELOPERS.md gives each
+	// bound its own kind.
+	ErrBudget ErrorKind = "budget_cap"
+)
+
+// MaxErrorMessage bounds errorMessage so a run record stays small and a
+// provider cannot stuff it.
+const MaxErrorMessage = 1000
+
+// Run is the AgentRun record.
+type Run struct {
+	RunID      string `json:"runId" dynamodbav:"runId"`
+	InstallID  string `json:"installId" dynamodbav:"installId"`
+	UserID     string `json:"userId" dynamodbav:"userId"`
+	PodID      string `json:"podId" dynamodbav:"podId"`
+	AgentName  string `json:"agentName" dynamodbav:"agentName"`
+	InstanceID string `json:"instanceId" dynamodbav:"instanceId"`
+	Engine     string `json:"engine" dynamodbav:"engine"`
+	Trigger    string `json:"trigger,omitempty" dynamodbav:"trigger,omitempty"`
+	// Message is the user's input for the turn; the worker reads it back
+	// when the turn is dispatched asynchronously.
+	Message string `json:"message" dynamodbav:"message"`
+	// Day is the UTC day the turn was admitted on: the ceiling counter it
+	// used and the day its cost is charged to.
+	Day string `json:"day" dynamodbav:"day"`
+
+	Status       Status    `json:"status" dynamodbav:"status"`
+	ErrorKind    ErrorKind `json:"errorKind,omitempty" dynamodbav:"errorKind,omitempty"`
+	ErrorMessage string    `json:"errorMessage,omitempty" dynamodbav:"errorMessage,omitempty"`
+
+	CreatedAt   time.Time  `json:"createdAt" dynamodbav:"createdAt"`
+	StartedAt   *time.Time `json:"startedAt,omitempty" dynamodbav:"startedAt,omitempty"`
+	CompletedAt *time.Time `json:"completedAt,omitempty" dynamodbav:"completedAt,omitempty"`
+
+	Steps        []Step       `json:"steps" dynamodbav:"steps"`
+	Tokens       Tokens       `json:"tokens" dynamodbav:"tokens"`
+	CostMicros   money.Micros `json:"costMicros" dynamodbav:"costMicros"`
+	Cost         Cost         `json:"cost" dynamodbav:"cost"`
+	FinalMessage string       `json:"finalMessage,omitempty" dynamodbav:"finalMessage,omitempty"`
+	// PostedToPod is true once the final answer (or a post tool) reached the pod.
+	PostedToPod bool `json:"postedToPod,omitempty" dynamodbav:"postedToPod,omitempty"`
+	// Refunded is true when the turn was given back to the user's daily
+	// ceiling because it failed for an infrastructure reason before any
+	// model output.
+	Refunded bool `json:"refunded,omitempty" dynamodbav:"refunded,omitempty"`
+
+	IdempotencyKey string `json:"-" dynamodbav:"idempotencyKey,omitempty"`
+	RequestHash    string `json:"-" dynamodbav:"requestHash,omitempty"`
+}
+
+// Tokens are the run's totals over all model calls.
+type Tokens struct {
+	Prompt       int64 `json:"prompt" dynamodbav:"prompt"`
+	CachedPrompt int64 `json:"cachedPrompt" dynamodbav:"cachedPrompt"`
+	Completion   int64 `json:"completion" dynamodbav:"completion"`
+	Total        int64 `json:"total" dynamodbav:"total"`
+}
+
+// Add accumulates another call's tokens.
+func (t *Tokens) Add(prompt, cached, completion int64) {
+	t.Prompt += prompt
+	t.CachedPrompt += cached
+	t.Completion += completion
+	t.Total += prompt + completion
+}
+
+// Cost is the run's price broken down by what was paid for. CostMicros on
+// the run is always Model+Sandbox+Search.
+type Cost struct {
+	ModelMicros   money.Micros `json:"modelMicros" dynamodbav:"modelMicros"`
+	SandboxMicros money.Micros `json:"sandboxMicros" dynamodbav:"sandboxMicros"`
+	SearchMicros  money.Micros `json:"searchMicros" dynamodbav:"searchMicros"`
+	PriceVersion  string       `json:"priceVersion,omitempty" dynamodbav:"priceVersion,omitempty"`
+}
+
+// Total is the sum of the parts.
+func (c Cost) Total() money.Micros { return c.ModelMicros + c.SandboxMicros + c.SearchMicros }
+
+// Step is one model call and the tool calls it asked for.
+type Step struct {
+	Index              int          `json:"index" dynamodbav:"index"`
+	Model              string       `json:"model" dynamodbav:"model"`
+	CallID             string       `json:"callId,omitempty" dynamodbav:"callId,omitempty"`
+	PromptTokens       int64        `json:"promptTokens" dynamodbav:"promptTokens"`
+	CachedPromptTokens int64        `json:"cachedPromptTokens" dynamodbav:"cachedPromptTokens"`
+	CompletionTokens   int64        `json:"completionTokens" dynamodbav:"completionTokens"`
+	FinishReason       string       `json:"finishReason,omitempty" dynamodbav:"finishReason,omitempty"`
+	ElapsedMs          int64        `json:"elapsedMs" dynamodbav:"elapsedMs"`
+	CostMicros         money.Micros `json:"costMicros" dynamodbav:"costMicros"`
+	ToolCalls          []ToolCall   `json:"toolCalls,omitempty" dynamodbav:"toolCalls,omitempty"`
+}
+
+// ToolCall records one tool call of a step. Args are stored capped; they
+// are the model's words, never a credential (credentials are fetched by
+// the tool, not passed through the model).
+type ToolCall struct {
+	ID        string   `json:"id" dynamodbav:"id"`
+	Name      string   `json:"name" dynamodbav:"name"`
+	Args      string   `json:"args" dynamodbav:"args"`
+	OK        bool     `json:"ok" dynamodbav:"ok"`
+	Error     string   `json:"error,omitempty" dynamodbav:"error,omitempty"`
+	ElapsedMs int64    `json:"elapsedMs" dynamodbav:"elapsedMs"`
+	CodeRun   *CodeRun `json:"codeRun,omitempty" dynamodbav:"codeRun,omitempty"`
+}
+
+// CodeRun records one commonly_run_code execution.
+type CodeRun struct {
+	Language   string `json:"language" dynamodbav:"language"`
+	CodeChars  int    `json:"codeChars" dynamodbav:"codeChars"`
+	ExitKind   string `json:"exitKind" dynamodbav:"exitKind"` // ok | error | timeout | rejected | sandbox_lost
+	DurationMs int64  `json:"durationMs" dynamodbav:"durationMs"`
+	SandboxID  string `json:"sandboxId,omitempty" dynamodbav:"sandboxId,omitempty"`
+}
+
+// TruncateError bounds an error message for the record.
+func TruncateError(s string) string {
+	if len(s) <= MaxErrorMessage {
+		return s
+	}
+	// Cut on a rune boundary.
+	cut := MaxErrorMessage - len("…")
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
