@@ -1,0 +1,92 @@
+// Package keys builds every DynamoDB key the runtime uses, so the layout
+// of the tables is written down in one place.
+//
+// The state table (STATE_TABLE) has a composite key pk/sk:
+//
+//	install          INSTALL#<installId>        INSTALL
+//	user plan        USER#<userId>              PLAN
+//	daily usage      USER#<userId>              DAY#<yyyy-mm-dd>
+//	idempotency key  IDEM#<callerId>#<installId>#<sha256(key)>  IDEM
+//	sandbox          SANDBOX#<sandboxId>        SANDBOX
+//
+// Live sandboxes are also indexed on the sparse GSI "live" (gsi1pk =
+// "SANDBOX#live", gsi1sk = expiresAt RFC 3339) so the reaper can query the
+// expired ones without a scan.
+//
+// The runs table (RUNS_TABLE) holds one AgentRun per item under runId; its
+// stream feeds the cost alarm.
+package keys
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"github.com/commonly/runtime/shared/utcday"
+)
+
+// Attribute names of the state table's keys and index.
+const (
+	PK         = "pk"
+	SK         = "sk"
+	GSI1PK     = "gsi1pk"
+	GSI1SK     = "gsi1sk"
+	LiveIndex  = "live"
+	RunID      = "runId"
+	LiveValue  = "SANDBOX#live"
+	skInstall  = "INSTALL"
+	skPlan     = "PLAN"
+	skIdem     = "IDEM"
+	skSandbox  = "SANDBOX"
+	dayPrefix  = "DAY#"
+	userPrefix = "USER#"
+)
+
+// Key is a composite state-table key.
+type Key struct {
+	PK string
+	SK string
+}
+
+// Install is the key of a hosted install.
+func Install(installID string) Key { return Key{"INSTALL#" + installID, skInstall} }
+
+// Plan is the key of a user's plan.
+func Plan(userID string) Key { return Key{userPrefix + userID, skPlan} }
+
+// Usage is the key of a user's counters for the UTC day t falls on.
+func Usage(userID string, t time.Time) Key { return UsageOnDay(userID, utcday.Of(t)) }
+
+// UsageOnDay is the key of a user's counters for a day already computed
+// with utcday.Of (the day recorded on a run).
+func UsageOnDay(userID, day string) Key { return Key{userPrefix + userID, dayPrefix + day} }
+
+// Idempotency is the key of an Idempotency-Key record. The key is scoped
+// to the caller and the install, so two callers cannot collide, and it is
+// hashed so a client's key (any bytes, any length) always fits.
+func Idempotency(callerID, installID, clientKey string) Key {
+	sum := sha256.Sum256([]byte(clientKey))
+	return Key{"IDEM#" + callerID + "#" + installID + "#" + hex.EncodeToString(sum[:]), skIdem}
+}
+
+// Sandbox is the key of a sandbox record.
+func Sandbox(sandboxID string) Key { return Key{"SANDBOX#" + sandboxID, skSandbox} }
+
+// LiveSort is the sort value of a live sandbox on the live index: its
+// expiry, in a form that sorts chronologically as a string.
+func LiveSort(expiresAt time.Time) string { return expiresAt.UTC().Format(liveSortLayout) }
+
+// liveSortLayout is fixed-width so that string order is time order
+// (RFC 3339 with trimmed fractions is not).
+const liveSortLayout = "2006-01-02T15:04:05.000000000Z"
+
+// ValidID reports whether an identifier taken from a path or a body can be
+// used inside a key: non-empty, at most 128 bytes, and free of the '#'
+// separator and control characters, so no id can forge another key.
+func ValidID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	return !strings.ContainsFunc(id, func(r rune) bool { return r == '#' || r < 0x20 || r == 0x7f })
+}

@@ -1,0 +1,83 @@
+package keys
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestUsageKeyAcrossMidnight(t *testing.T) {
+	cases := []struct {
+		at   time.Time
+		want Key
+	}{
+		{time.Date(2026, 12, 2, 23, 59, 59, 999999999, time.UTC), Key{"USER#u1", "DAY#2026-12-02"}},
+		{time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC), Key{"USER#u1", "DAY#2026-12-03"}},
+		{time.Date(2026, 12, 3, 1, 0, 0, 0, time.FixedZone("CET", 3600)), Key{"USER#u1", "DAY#2026-12-03"}},
+		{time.Date(2026, 12, 3, 0, 59, 0, 0, time.FixedZone("CET", 3600)), Key{"USER#u1", "DAY#2026-12-02"}},
+	}
+	for _, c := range cases {
+		if got := Usage("u1", c.at); got != c.want {
+			t.Errorf("Usage(%s) = %v, want %v", c.at, got, c.want)
+		}
+	}
+}
+
+func TestKeysAreDistinct(t *testing.T) {
+	all := []Key{Install("x"), Plan("x"), Usage("x", time.Unix(0, 0)), Idempotency("x", "x", "x"), Sandbox("x")}
+	seen := map[Key]bool{}
+	for _, k := range all {
+		if seen[k] {
+			t.Fatalf("duplicate key %v", k)
+		}
+		seen[k] = true
+	}
+}
+
+func TestIdempotencyScoping(t *testing.T) {
+	a := Idempotency("alice", "i1", "k")
+	cases := map[string]Key{
+		"other caller":  Idempotency("bob", "i1", "k"),
+		"other install": Idempotency("alice", "i2", "k"),
+		"other key":     Idempotency("alice", "i1", "k2"),
+	}
+	for name, k := range cases {
+		if k == a {
+			t.Errorf("%s collides with the original key", name)
+		}
+	}
+	long := Idempotency("alice", "i1", strings.Repeat("x", 10000))
+	if len(long.PK) > 300 {
+		t.Errorf("long client key not hashed: %d bytes", len(long.PK))
+	}
+}
+
+func TestValidID(t *testing.T) {
+	cases := map[string]bool{
+		"inst_123":               true,
+		"":                       false,
+		"a#b":                    false,
+		"tab\tin":                false,
+		strings.Repeat("a", 128): true,
+		strings.Repeat("a", 129): false,
+		"ünïcode-ok":             true,
+	}
+	for id, want := range cases {
+		if got := ValidID(id); got != want {
+			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
+
+func TestLiveSortOrdersChronologically(t *testing.T) {
+	a := LiveSort(time.Date(2026, 12, 2, 9, 59, 59, 0, time.UTC))
+	b := LiveSort(time.Date(2026, 12, 2, 10, 0, 0, 0, time.FixedZone("X", 3600)))
+	if !(a > b) { // b is 09:00 UTC
+		t.Errorf("expected %s > %s", a, b)
+	}
+	whole := LiveSort(time.Date(2026, 12, 2, 9, 59, 59, 0, time.UTC))
+	half := LiveSort(time.Date(2026, 12, 2, 9, 59, 59, 500_000_000, time.UTC))
+	if !(whole < half) {
+		t.Errorf("fractions must sort after the whole second: %s vs %s", whole, half)
+	}
+}

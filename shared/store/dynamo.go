@@ -1,0 +1,105 @@
+// Package store keeps installs, plans, daily usage, idempotency keys,
+// sandbox records and AgentRuns in DynamoDB, through the AWS SDK.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/commonly/runtime/shared/keys"
+)
+
+// dynamoAPI is the part of the DynamoDB client the store uses.
+type dynamoAPI interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+var _ dynamoAPI = (*dynamodb.Client)(nil)
+
+// Tables names the two tables.
+type Tables struct {
+	// State holds installs, plans, usage counters, idempotency keys and
+	// sandbox records (pk/sk).
+	State string
+	// Runs holds AgentRuns (runId); its stream feeds the cost alarm.
+	Runs string
+}
+
+// Dynamo is the DynamoDB-backed store.
+type Dynamo struct {
+	db     dynamoAPI
+	tables Tables
+	// IdempotencyTTL is how long an Idempotency-Key is remembered.
+	IdempotencyTTL time.Duration
+	// sleep is replaced in tests of the conflict retry.
+	sleep func(time.Duration)
+}
+
+// New returns a store over the given client and tables.
+func New(db dynamoAPI, t Tables) *Dynamo {
+	return &Dynamo{db: db, tables: t, IdempotencyTTL: 24 * time.Hour, sleep: time.Sleep}
+}
+
+func stateKey(k keys.Key) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{keys.PK: str(k.PK), keys.SK: str(k.SK)}
+}
+
+func runKey(runID string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{keys.RunID: str(runID)}
+}
+
+func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+
+func num(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+// numAttr reads an integer attribute; missing is 0.
+func numAttr(item map[string]types.AttributeValue, name string) int64 {
+	n, ok := item[name].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0
+	}
+	v, _ := strconv.ParseInt(n.Value, 10, 64)
+	return v
+}
+
+func strAttr(item map[string]types.AttributeValue, name string) string {
+	s, ok := item[name].(*types.AttributeValueMemberS)
+	if !ok {
+		return ""
+	}
+	return s.Value
+}
+
+// withKey marshals v and adds a state-table key.
+func withKey(v any, k keys.Key) (map[string]types.AttributeValue, error) {
+	item, err := attributevalue.MarshalMap(v)
+	if err != nil {
+		return nil, fmt.Errorf("marshal %T: %w", v, err)
+	}
+	item[keys.PK], item[keys.SK] = str(k.PK), str(k.SK)
+	return item, nil
+}
+
+// isConditionFailed reports a failed condition of a single-item write:
+// an outcome, not a failure of the store.
+func isConditionFailed(err error) (*types.ConditionalCheckFailedException, bool) {
+	var ccf *types.ConditionalCheckFailedException
+	return ccf, errors.As(err, &ccf)
+}
+
+func encodeTime(t time.Time) types.AttributeValue { return str(t.UTC().Format(time.RFC3339Nano)) }
+

@@ -1,0 +1,172 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/commonly/runtime/shared/install"
+	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/plans"
+	"github.com/commonly/runtime/shared/turns"
+)
+
+// attrNoTools marks an install whose tools list is set and empty.
+const attrNoTools = "noTools"
+
+// GetInstall reads an install.
+func (d *Dynamo) GetInstall(ctx context.Context, installID string) (*install.Install, error) {
+	out, err := d.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(d.tables.State), Key: stateKey(keys.Install(installID)), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get install %s: %w", installID, err)
+	}
+	return decodeInstall(installID, out.Item)
+}
+
+func decodeInstall(installID string, item map[string]types.AttributeValue) (*install.Install, error) {
+	if len(item) == 0 {
+		return nil, fmt.Errorf("install %q: %w", installID, turns.ErrNotFound)
+	}
+	var in install.Install
+	noTools := false
+	if b, ok := item[attrNoTools].(*types.AttributeValueMemberBOOL); ok && b.Value {
+		noTools = true
+		delete(item, "tools")
+	}
+	if err := attributevalue.UnmarshalMap(item, &in); err != nil {
+		return nil, fmt.Errorf("decode install %s: %w", installID, err)
+	}
+	if noTools {
+		in.Tools = &[]string{}
+	}
+	return &in, nil
+}
+
+func decodePlan(item map[string]types.AttributeValue) plans.Plan {
+	p, err := plans.Parse(strAttr(item, "plan"))
+	if err != nil {
+		return plans.Free // unknown users, and any unknown value, are free
+	}
+	return p
+}
+
+// GetInstallAndPlan reads an install and a user's plan in one BatchGetItem.
+func (d *Dynamo) GetInstallAndPlan(ctx context.Context, installID, userID string) (*install.Install, plans.Plan, error) {
+	items, err := d.batchGetState(ctx, keys.Install(installID), keys.Plan(userID))
+	if err != nil {
+		return nil, "", fmt.Errorf("get install %s and plan: %w", installID, err)
+	}
+	in, err := decodeInstall(installID, items[keys.Install(installID)])
+	if err != nil {
+		return nil, "", err
+	}
+	return in, decodePlan(items[keys.Plan(userID)]), nil
+}
+
+// batchGetState reads up to 100 state items by key, retrying unprocessed
+// keys (DynamoDB may return part of a batch under load).
+func (d *Dynamo) batchGetState(ctx context.Context, ks ...keys.Key) (map[keys.Key]map[string]types.AttributeValue, error) {
+	req := make([]map[string]types.AttributeValue, len(ks))
+	for i, k := range ks {
+		req[i] = stateKey(k)
+	}
+	got := make(map[keys.Key]map[string]types.AttributeValue, len(ks))
+	pending := map[string]types.KeysAndAttributes{d.tables.State: {Keys: req, ConsistentRead: aws.Bool(true)}}
+	for attempt := 0; len(pending) > 0; attempt++ {
+		if attempt > 0 {
+			if attempt > 5 {
+				return nil, fmt.Errorf("batch get: keys still unprocessed after %d attempts", attempt)
+			}
+			d.sleep(time.Duration(attempt*attempt) * 20 * time.Millisecond)
+		}
+		out, err := d.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range out.Responses[d.tables.State] {
+			got[keys.Key{PK: strAttr(item, keys.PK), SK: strAttr(item, keys.SK)}] = item
+		}
+		pending = out.UnprocessedKeys
+	}
+	return got, nil
+}
+
+// GetPlan reads a user's plan; a user without one is free.
+func (d *Dynamo) GetPlan(ctx context.Context, userID string) (plans.Plan, error) {
+	out, err := d.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(d.tables.State), Key: stateKey(keys.Plan(userID)), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return "", fmt.Errorf("get plan of %s: %w", userID, err)
+	}
+	return decodePlan(out.Item), nil
+}
+
+// SetPlan writes a user's plan.
+func (d *Dynamo) SetPlan(ctx context.Context, userID string, p plans.Plan, now time.Time) error {
+	item := stateKey(keys.Plan(userID))
+	item["plan"], item["userId"], item["updatedAt"] = str(string(p)), str(userID), encodeTime(now)
+	if _, err := d.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.tables.State), Item: item}); err != nil {
+		return fmt.Errorf("put plan of %s: %w", userID, err)
+	}
+	return nil
+}
+
+// PutInstall writes an install whole.
+func (d *Dynamo) PutInstall(ctx context.Context, in *install.Install) error {
+	item, err := withKey(in, keys.Install(in.InstallID))
+	if err != nil {
+		return err
+	}
+	if in.Tools != nil && len(*in.Tools) == 0 {
+		// "No tools" must survive a round trip distinct from "all tools";
+		// an explicit flag does not depend on how a server keeps empty lists.
+		delete(item, "tools")
+		item[attrNoTools] = &types.AttributeValueMemberBOOL{Value: true}
+	}
+	if _, err := d.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.tables.State), Item: item}); err != nil {
+		return fmt.Errorf("put install %s: %w", in.InstallID, err)
+	}
+	return nil
+}
+
+// SetMigration records a migration on an existing install.
+func (d *Dynamo) SetMigration(ctx context.Context, installID string, m install.Migration) (*install.Install, error) {
+	mv, err := attributevalue.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("marshal migration: %w", err)
+	}
+	out, err := d.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(d.tables.State),
+		Key:                       stateKey(keys.Install(installID)),
+		UpdateExpression:          aws.String("SET #m = :m, #u = :u"),
+		ConditionExpression:       aws.String("attribute_exists(#pk)"),
+		ExpressionAttributeNames:  map[string]string{"#m": "migration", "#u": "updatedAt", "#pk": keys.PK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":m": mv, ":u": encodeTime(m.UpdatedAt)},
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if _, ok := isConditionFailed(err); ok {
+		return nil, fmt.Errorf("install %q: %w", installID, turns.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("set migration of %s: %w", installID, err)
+	}
+	return decodeInstall(installID, out.Attributes)
+}
+
+// Usage reads a user's plan and counters for a UTC day in one round trip.
+func (d *Dynamo) Usage(ctx context.Context, userID, day string) (turns.Usage, error) {
+	items, err := d.batchGetState(ctx, keys.Plan(userID), keys.UsageOnDay(userID, day))
+	if err != nil {
+		return turns.Usage{}, fmt.Errorf("get usage of %s: %w", userID, err)
+	}
+	u := items[keys.UsageOnDay(userID, day)]
+	return turns.Usage{Plan: decodePlan(items[keys.Plan(userID)]), Turns: numAttr(u, attrTurns), CostMicros: numAttr(u, attrCost)}, nil
+}

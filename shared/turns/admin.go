@@ -1,0 +1,196 @@
+package turns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/commonly/runtime/shared/install"
+	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/plans"
+)
+
+// Field bounds for installs: the system prompt is the largest field a
+// backend may set and is sent with every model call.
+const (
+	MaxSystemPromptChars = 8000
+	MaxToolsListed       = 64
+	maxNameChars         = 128
+)
+
+// InstallRequest is PUT /v1/installs/{installId}. Pointer fields are
+// optional: nil leaves the stored value as it is.
+type InstallRequest struct {
+	UserID       string
+	PodID        string
+	AgentName    string
+	InstanceID   *string
+	Engine       *string
+	Tools        *[]string
+	Connectors   *[]string
+	Model        *string
+	SystemPrompt *string
+}
+
+// PutInstall creates or updates an install (service callers only). It
+// reports whether the install was created.
+func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, req InstallRequest) (*install.Install, bool, error) {
+	if err := requireService(c); err != nil {
+		return nil, false, err
+	}
+	if !keys.ValidID(installID) {
+		return nil, false, Invalid("installId", "must be 1-128 characters without '#' or control characters")
+	}
+	for field, v := range map[string]string{"userId": req.UserID, "podId": req.PodID, "agentName": req.AgentName} {
+		if !keys.ValidID(v) {
+			return nil, false, Invalid(field, "is required: 1-128 characters without '#' or control characters")
+		}
+	}
+	existing, err := s.store.GetInstall(ctx, installID)
+	created := errors.Is(err, ErrNotFound)
+	if err != nil && !created {
+		return nil, false, wrapUnavailable("read install", err)
+	}
+	now := s.now().UTC()
+	in := &install.Install{InstallID: installID, CreatedAt: now}
+	if !created {
+		in = existing
+		if in.UserID != req.UserID {
+			// Moving an install to another user would hand over its memory and runs.
+			return nil, false, Invalid("userId", "cannot change the owner of an existing install")
+		}
+	}
+	in.UserID, in.PodID, in.AgentName, in.UpdatedAt = req.UserID, req.PodID, req.AgentName, now
+	if req.InstanceID != nil {
+		in.InstanceID = *req.InstanceID
+	}
+	if in.InstanceID == "" {
+		in.InstanceID = installID
+	}
+	if !keys.ValidID(in.InstanceID) {
+		return nil, false, Invalid("instanceId", "must be 1-128 characters without '#' or control characters")
+	}
+	if req.Engine != nil {
+		e, err := install.ParseEngine(*req.Engine)
+		if err != nil {
+			return nil, false, Invalid("engine", "%v", err)
+		}
+		in.Engine = e
+	} else if created {
+		in.Engine = s.cfg.DefaultEngine
+	}
+	if req.Tools != nil {
+		if err := validNames("tools", *req.Tools); err != nil {
+			return nil, false, err
+		}
+		t := append([]string{}, *req.Tools...)
+		in.Tools = &t
+	}
+	if req.Connectors != nil {
+		if err := validNames("connectors", *req.Connectors); err != nil {
+			return nil, false, err
+		}
+		in.Connectors = append([]string{}, *req.Connectors...)
+	}
+	if req.Model != nil {
+		if len(*req.Model) > maxNameChars {
+			return nil, false, Invalid("model", "is longer than %d characters", maxNameChars)
+		}
+		in.Model = *req.Model
+	}
+	if req.SystemPrompt != nil {
+		if n := len([]rune(*req.SystemPrompt)); n > MaxSystemPromptChars {
+			return nil, false, Invalid("systemPrompt", "is %d characters, the limit is %d", n, MaxSystemPromptChars)
+		}
+		in.SystemPrompt = *req.SystemPrompt
+	}
+	if err := s.store.PutInstall(ctx, in); err != nil {
+		return nil, false, wrapUnavailable("write install", err)
+	}
+	s.installs.evict(installID)
+	return in, created, nil
+}
+
+func validNames(field string, names []string) error {
+	if len(names) > MaxToolsListed {
+		return Invalid(field, "lists more than %d names", MaxToolsListed)
+	}
+	for _, n := range names {
+		if n == "" || len(n) > maxNameChars || strings.ContainsAny(n, " \t\n#") {
+			return Invalid(field, "%q is not a valid name", n)
+		}
+	}
+	return nil
+}
+
+// MigrationRequest is POST /v1/installs/{installId}/migration.
+type MigrationRequest struct {
+	To    string
+	State string
+}
+
+// Migrate records a move of an install between engines (service only).
+func (s *Service) Migrate(ctx context.Context, c Caller, installID string, req MigrationRequest) (*install.Install, error) {
+	if err := requireService(c); err != nil {
+		return nil, err
+	}
+	to, err := install.ParseEngine(req.To)
+	if err != nil {
+		return nil, Invalid("to", "%v", err)
+	}
+	state, err := install.ParseMigrationState(req.State)
+	if err != nil {
+		return nil, Invalid("state", "%v", err)
+	}
+	if !keys.ValidID(installID) {
+		return nil, fmt.Errorf("install %q: %w", installID, ErrNotFound)
+	}
+	in, err := s.store.GetInstall(ctx, installID)
+	if err != nil {
+		return nil, wrapUnavailable("read install", err)
+	}
+	m := install.StartMigration(*in, s.cfg.DefaultEngine, to, state, s.now())
+	if m.From == m.To && state == install.MigrationInProgress {
+		return nil, Invalid("to", "the install already runs on %s", to)
+	}
+	updated, err := s.store.SetMigration(ctx, installID, m)
+	if err != nil {
+		return nil, wrapUnavailable("write migration", err)
+	}
+	s.installs.evict(installID)
+	return updated, nil
+}
+
+// SetPlan sets a user's plan (service only).
+func (s *Service) SetPlan(ctx context.Context, c Caller, userID, plan string) (plans.Plan, error) {
+	if err := requireService(c); err != nil {
+		return "", err
+	}
+	if !keys.ValidID(userID) {
+		return "", Invalid("userId", "must be 1-128 characters without '#' or control characters")
+	}
+	p, err := plans.Parse(plan)
+	if err != nil {
+		return "", Invalid("plan", "%v", err)
+	}
+	if err := s.store.SetPlan(ctx, userID, p, s.now()); err != nil {
+		return "", wrapUnavailable("write plan", err)
+	}
+	return p, nil
+}
+
+func requireService(c Caller) error {
+	if c.ID == "" {
+		return ErrUnauthenticated
+	}
+	if !c.Service {
+		return fmt.Errorf("service scope required: %w", ErrForbidden)
+	}
+	return nil
+}
+
+// EffectiveEngine is the engine a turn of in would run on now.
+func (s *Service) EffectiveEngine(in *install.Install) install.Engine {
+	return install.EffectiveEngine(*in, s.cfg.DefaultEngine)
+}

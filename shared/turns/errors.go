@@ -1,0 +1,51 @@
+package turns
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinel errors of the turn service. The API maps each to one HTTP
+// status and problem type, once, with errors.Is.
+var (
+	ErrInvalid             = errors.New("invalid request")
+	ErrUnauthenticated     = errors.New("no identity")
+	ErrForbidden           = errors.New("not yours")
+	ErrNotFound            = errors.New("not found")
+	ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
+	ErrCeilingReached      = errors.New("daily turn ceiling reached")
+	// ErrUnavailable: a dependency (the table, the dispatcher) could not
+	// be reached. For the ceiling this means "fail closed".
+	ErrUnavailable          = errors.New("temporarily unavailable")
+	ErrFallbackUnconfigured = errors.New("durable-object fallback not configured")
+	ErrNotClaimable         = errors.New("run is not queued")
+	// ErrAlreadyFinal: a write meant for a live run found it final already.
+	ErrAlreadyFinal = errors.New("run already final")
+)
+
+// InvalidError names the field at fault.
+type InvalidError struct {
+	Field  string
+	Reason string
+}
+
+func (e *InvalidError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Reason) }
+func (e *InvalidError) Unwrap() error { return ErrInvalid }
+
+// Invalid builds an ErrInvalid for a field.
+func Invalid(field, format string, a ...any) error {
+	return &InvalidError{Field: field, Reason: fmt.Sprintf(format, a...)}
+}
+
+// CeilingError carries what a refused caller needs to know.
+type CeilingError struct {
+	Limit    int64
+	Used     int64
+	ResetsAt time.Time
+}
+
+func (e *CeilingError) Error() string {
+	return fmt.Sprintf("daily turn ceiling reached: %d of %d used, resets at %s", e.Used, e.Limit, e.ResetsAt.Format(time.RFC3339))
+}
+func (e *CeilingError) Unwrap() error { return ErrCeilingReached }

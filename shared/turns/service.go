@@ -1,0 +1,317 @@
+package turns
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+	"unicode/utf8"
+
+	"github.com/commonly/runtime/shared/install"
+	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/plans"
+	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/utcday"
+)
+
+// Request limits. A turn's message is what a person typed in a pod; the
+// cap keeps one turn from carrying a document into the model's context.
+const (
+	MaxMessageChars = 16000
+	MaxTriggerChars = 64
+	MaxIdemKeyChars = 255
+	DefaultTrigger  = "user"
+)
+
+// Dispatcher starts a run on its engine. It returns the run's latest state
+// when it knows it (inline dispatch runs the turn to the end), or nil.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, run *runs.Run) (*runs.Run, error)
+}
+
+// Config is the service's fixed configuration.
+type Config struct {
+	Limits        plans.Limits
+	DefaultEngine install.Engine
+	// FallbackConfigured says whether the Durable Object runtime can be
+	// reached (DO_RUNTIME_URL set): turns routed there are refused up front
+	// otherwise, before they are counted.
+	FallbackConfigured bool
+	// InstallCacheTTL bounds how stale an install may be on a warm
+	// container. Zero disables the cache.
+	InstallCacheTTL time.Duration
+}
+
+// Service is the turn API's domain.
+type Service struct {
+	cfg      Config
+	store    Store
+	dispatch Dispatcher
+	installs *installCache
+	now      func() time.Time
+	newID    func() string
+	log      *slog.Logger
+}
+
+// NewService wires the service. now and log may be nil.
+func NewService(cfg Config, store Store, d Dispatcher, now func() time.Time, log *slog.Logger) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{
+		cfg: cfg, store: store, dispatch: d, now: now, log: log, newID: NewRunID,
+		installs: newInstallCache(store, cfg.InstallCacheTTL, now),
+	}
+}
+
+// NewRunID returns a random, URL-safe run id.
+func NewRunID() string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand failed: %v", err)) // never happens on Linux
+	}
+	return "run_" + hex.EncodeToString(b[:])
+}
+
+// TurnRequest is a request to run one turn.
+type TurnRequest struct {
+	Message        string
+	Trigger        string
+	IdempotencyKey string
+}
+
+// Submitted is the result of Submit.
+type Submitted struct {
+	Run *runs.Run
+	// Replayed is true when an earlier request with the same idempotency
+	// key created the run.
+	Replayed bool
+}
+
+func (r TurnRequest) validate() error {
+	if r.Message == "" {
+		return Invalid("message", "is required")
+	}
+	if !utf8.ValidString(r.Message) {
+		return Invalid("message", "is not valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(r.Message); n > MaxMessageChars {
+		return Invalid("message", "is %d characters, the limit is %d", n, MaxMessageChars)
+	}
+	if utf8.RuneCountInString(r.Trigger) > MaxTriggerChars {
+		return Invalid("trigger", "is longer than %d characters", MaxTriggerChars)
+	}
+	if len(r.IdempotencyKey) > MaxIdemKeyChars {
+		return Invalid("Idempotency-Key", "is longer than %d characters", MaxIdemKeyChars)
+	}
+	return nil
+}
+
+// hash identifies a request's content for idempotency: the same key with
+// a different install, message or trigger is a conflict.
+func (r TurnRequest) hash(installID string) string {
+	h := sha256.New()
+	for _, s := range []string{installID, r.Message, r.Trigger} {
+		fmt.Fprintf(h, "%d:%s;", len(s), s)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Submit admits one turn and dispatches it.
+func (s *Service) Submit(ctx context.Context, c Caller, installID string, req TurnRequest) (*Submitted, error) {
+	if c.ID == "" {
+		return nil, ErrUnauthenticated
+	}
+	if !keys.ValidID(installID) {
+		return nil, fmt.Errorf("install %q: %w", installID, ErrNotFound)
+	}
+	if req.Trigger == "" {
+		req.Trigger = DefaultTrigger
+	}
+	if err := req.validate(); err != nil {
+		return nil, err
+	}
+
+	inst, plan, err := s.installAndPlan(ctx, c, installID)
+	if err != nil {
+		return nil, err
+	}
+	engine := install.EffectiveEngine(*inst, s.cfg.DefaultEngine)
+	if engine == install.DurableObject && !s.cfg.FallbackConfigured {
+		return nil, ErrFallbackUnconfigured
+	}
+
+	now := s.now().UTC()
+	run := &runs.Run{
+		RunID: s.newID(), InstallID: inst.InstallID, UserID: inst.UserID, PodID: inst.PodID,
+		AgentName: inst.AgentName, InstanceID: inst.InstanceID, Engine: string(engine),
+		Trigger: req.Trigger, Message: req.Message, Day: utcday.Of(now),
+		Status: runs.StatusQueued, CreatedAt: now, Steps: []runs.Step{},
+		IdempotencyKey: req.IdempotencyKey, RequestHash: req.hash(installID),
+	}
+	limit := s.cfg.Limits.For(plan)
+	res, err := s.store.Admit(ctx, Admission{Run: run, Limit: limit, IdempotencyKey: req.IdempotencyKey, CallerID: c.ID, Now: now})
+	if err != nil {
+		return nil, fmt.Errorf("admit turn: %w", err)
+	}
+	switch {
+	case res.ReplayOf != "":
+		if res.ReplayHash != run.RequestHash {
+			return nil, ErrIdempotencyConflict
+		}
+		prev, err := s.store.GetRun(ctx, res.ReplayOf)
+		if err != nil {
+			return nil, fmt.Errorf("read replayed run: %w", err)
+		}
+		return &Submitted{Run: prev, Replayed: true}, nil
+	case !res.Admitted:
+		return nil, &CeilingError{Limit: limit, Used: res.CeilingUsed, ResetsAt: utcday.ResetsAt(now)}
+	}
+
+	s.log.InfoContext(ctx, "turn admitted", "runId", run.RunID, "userId", run.UserID, "installId", run.InstallID, "engine", run.Engine)
+	latest, err := s.dispatch.Dispatch(ctx, run)
+	if err != nil {
+		// The turn never started: close the run and give the turn back.
+		s.log.ErrorContext(ctx, "dispatch failed", "runId", run.RunID, "err", err)
+		s.failUnstarted(ctx, run, runs.ErrUnknown, "the turn could not be dispatched")
+		return nil, fmt.Errorf("dispatch %s: %w", run.RunID, ErrUnavailable)
+	}
+	if latest != nil {
+		run = latest
+	}
+	return &Submitted{Run: run}, nil
+}
+
+// failUnstarted finalises a run that never reached an engine, refunding it.
+func (s *Service) failUnstarted(ctx context.Context, run *runs.Run, kind runs.ErrorKind, msg string) {
+	ctx, cancel := finalContext(ctx)
+	defer cancel()
+	now := s.now().UTC()
+	run.Status, run.ErrorKind, run.ErrorMessage, run.CompletedAt, run.Refunded = runs.StatusFailed, kind, msg, &now, true
+	if err := s.store.FinishRun(ctx, run, true); err != nil {
+		s.log.ErrorContext(ctx, "could not finalise undispatched run", "runId", run.RunID, "err", err)
+	}
+}
+
+func (s *Service) installAndPlan(ctx context.Context, c Caller, installID string) (*install.Install, plans.Plan, error) {
+	if !c.Service {
+		if inst, ok := s.installs.cached(installID); ok {
+			if inst.UserID != c.ID {
+				return nil, "", ErrForbidden
+			}
+			p, err := s.store.GetPlan(ctx, c.ID)
+			return inst, p, wrapUnavailable("read plan", err)
+		}
+		// The owner is the caller: read the install and the caller's plan together.
+		inst, p, err := s.store.GetInstallAndPlan(ctx, installID, c.ID)
+		if err != nil {
+			return nil, "", wrapUnavailable("read install", err)
+		}
+		s.installs.put(inst)
+		if inst.UserID != c.ID {
+			return nil, "", ErrForbidden
+		}
+		return inst, p, nil
+	}
+	inst, err := s.installs.get(ctx, installID)
+	if err != nil {
+		return nil, "", wrapUnavailable("read install", err)
+	}
+	p, err := s.store.GetPlan(ctx, inst.UserID)
+	return inst, p, wrapUnavailable("read plan", err)
+}
+
+// wrapUnavailable keeps outcome errors (not found) and marks the rest as
+// the store being unavailable, so the ceiling fails closed with a 503.
+func wrapUnavailable(what string, err error) error {
+	if err == nil || errors.Is(err, ErrNotFound) {
+		return err
+	}
+	return fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
+}
+
+// GetRun returns a run its owner or a service caller may see.
+func (s *Service) GetRun(ctx context.Context, c Caller, runID string) (*runs.Run, error) {
+	if c.ID == "" {
+		return nil, ErrUnauthenticated
+	}
+	if !keys.ValidID(runID) {
+		return nil, fmt.Errorf("run %q: %w", runID, ErrNotFound)
+	}
+	r, err := s.store.GetRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if !c.canActFor(r.UserID) {
+		// Someone else's run is reported as missing, so run ids cannot be probed.
+		return nil, fmt.Errorf("run %q: %w", runID, ErrNotFound)
+	}
+	return r, nil
+}
+
+// WaitRun polls a run until it is final or wait elapses, and returns its
+// latest state.
+func (s *Service) WaitRun(ctx context.Context, c Caller, run *runs.Run, wait time.Duration) (*runs.Run, error) {
+	deadline := s.now().Add(wait)
+	delay := 100 * time.Millisecond
+	for !run.Status.Final() {
+		left := deadline.Sub(s.now())
+		if left <= 0 {
+			return run, nil
+		}
+		t := time.NewTimer(min(delay, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return run, nil
+		case <-t.C:
+		}
+		delay = min(delay*2, time.Second)
+		latest, err := s.GetRun(ctx, c, run.RunID)
+		if err != nil {
+			return nil, err
+		}
+		run = latest
+	}
+	return run, nil
+}
+
+// UsageReport is GET /v1/me/usage.
+type UsageReport struct {
+	Plan       plans.Plan
+	TurnsUsed  int64
+	TurnsLimit int64
+	CostMicros int64
+	ResetsAt   time.Time
+}
+
+// Usage reports the caller's consumption for the current UTC day.
+func (s *Service) Usage(ctx context.Context, c Caller) (*UsageReport, error) {
+	if c.ID == "" {
+		return nil, ErrUnauthenticated
+	}
+	now := s.now()
+	u, err := s.store.Usage(ctx, c.ID, utcday.Of(now))
+	if err != nil {
+		return nil, wrapUnavailable("read usage", err)
+	}
+	plan := u.Plan
+	if plan == "" {
+		plan = plans.Free
+	}
+	return &UsageReport{Plan: plan, TurnsUsed: u.Turns, TurnsLimit: s.cfg.Limits.For(plan), CostMicros: u.CostMicros, ResetsAt: utcday.ResetsAt(now)}, nil
+}
+
+// finalContext gives final writes their own short deadline, detached from
+// a request or invocation context that may already be cancelled: a run
+// must reach a final status even when its turn was interrupted.
+func finalContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+}

@@ -1,0 +1,69 @@
+// Package turns is the turn service: it admits turns against the daily
+// ceiling, records them as AgentRuns, routes them to an engine and drives
+// every run to a final status. It knows nothing of API Gateway or Lambda.
+package turns
+
+import (
+	"context"
+	"time"
+
+	"github.com/commonly/runtime/shared/install"
+	"github.com/commonly/runtime/shared/plans"
+	"github.com/commonly/runtime/shared/runs"
+)
+
+// Store is the persistence the service needs. Implementations return the
+// sentinel errors of this package for outcomes (not found, not claimable)
+// and wrap everything else.
+type Store interface {
+	GetInstall(ctx context.Context, installID string) (*install.Install, error)
+	// GetInstallAndPlan reads both in one round trip; a missing plan is free.
+	GetInstallAndPlan(ctx context.Context, installID, userID string) (*install.Install, plans.Plan, error)
+	GetPlan(ctx context.Context, userID string) (plans.Plan, error)
+	PutInstall(ctx context.Context, in *install.Install) error
+	SetMigration(ctx context.Context, installID string, m install.Migration) (*install.Install, error)
+	SetPlan(ctx context.Context, userID string, p plans.Plan, now time.Time) error
+
+	// Admit counts the turn against the user's day and creates the run in
+	// one atomic write. See Admission.
+	Admit(ctx context.Context, a Admission) (AdmitResult, error)
+	GetRun(ctx context.Context, runID string) (*runs.Run, error)
+	// ClaimRun moves a queued run to running and returns it; ErrNotClaimable
+	// when it is not queued (a retried dispatch), with the current run.
+	ClaimRun(ctx context.Context, runID string, at time.Time) (*runs.Run, error)
+	// CheckpointRun saves a running run's progress.
+	CheckpointRun(ctx context.Context, r *runs.Run) error
+	// FinishRun writes the final run, charges its cost to its day and, when
+	// refund is set, gives the turn back; all at most once per run.
+	FinishRun(ctx context.Context, r *runs.Run, refund bool) error
+	// Usage returns a user's turns and cost on a UTC day, and their plan.
+	Usage(ctx context.Context, userID, day string) (Usage, error)
+}
+
+// Admission is one turn to admit.
+type Admission struct {
+	Run   *runs.Run
+	Limit int64
+	// IdempotencyKey scopes a client's key to the caller; empty = none.
+	IdempotencyKey string
+	CallerID       string
+	Now            time.Time
+}
+
+// AdmitResult says what admission did.
+type AdmitResult struct {
+	// Admitted: the run was created and counted.
+	Admitted bool
+	// ReplayOf is set when the idempotency key was already used: the
+	// existing run id and the hash of the request that created it.
+	ReplayOf    string
+	ReplayHash  string
+	CeilingUsed int64 // when refused at the ceiling
+}
+
+// Usage is a user's consumption on one UTC day.
+type Usage struct {
+	Plan       plans.Plan
+	Turns      int64
+	CostMicros int64
+}

@@ -1,0 +1,155 @@
+package turns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/commonly/runtime/shared/install"
+	"github.com/commonly/runtime/shared/runs"
+)
+
+// Engine runs a claimed turn. It fills the run (steps, tokens, cost,
+// final message) and leaves it in a final status; the worker writes it.
+type Engine interface {
+	Run(ctx context.Context, t Turn) Outcome
+}
+
+// Turn is what an engine gets.
+type Turn struct {
+	Install *install.Install
+	Run     *runs.Run
+	// Checkpoint saves progress of a running run (after each model step).
+	Checkpoint func(ctx context.Context, r *runs.Run) error
+}
+
+// Outcome is what the worker needs back from an engine beyond the run.
+type Outcome struct {
+	// Refund gives the turn back to the user's daily ceiling: it failed
+	// for an infrastructure reason before any useful output.
+	Refund bool
+}
+
+// WorkerConfig configures the worker.
+type WorkerConfig struct {
+	InstallCacheTTL time.Duration
+	// StaleAfter is how long a run may stay running before a later
+	// dispatch of it (Lambda's retry of a crashed invocation) closes it as
+	// interrupted. It must exceed the longest turn.
+	StaleAfter time.Duration
+}
+
+// Worker claims dispatched runs and drives them to a final status.
+type Worker struct {
+	cfg      WorkerConfig
+	store    Store
+	engines  map[install.Engine]Engine
+	installs *installCache
+	now      func() time.Time
+	log      *slog.Logger
+}
+
+// NewWorker wires a worker. An engine missing from engines fails its
+// turns with errorKind config instead of running them elsewhere: nothing
+// falls back silently to another engine.
+func NewWorker(cfg WorkerConfig, store Store, engines map[install.Engine]Engine, now func() time.Time, log *slog.Logger) *Worker {
+	if now == nil {
+		now = time.Now
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = 10 * time.Minute
+	}
+	return &Worker{cfg: cfg, store: store, engines: engines, installs: newInstallCache(store, cfg.InstallCacheTTL, now), now: now, log: log}
+}
+
+// Execute claims the run and runs it. A run that is not queued any more
+// (a retried dispatch) is not run again. It returns the run's latest state.
+func (w *Worker) Execute(ctx context.Context, runID string) (*runs.Run, error) {
+	run, err := w.store.ClaimRun(ctx, runID, w.now().UTC())
+	if errors.Is(err, ErrNotClaimable) {
+		w.log.InfoContext(ctx, "run already claimed", "runId", runID)
+		if run != nil && w.stale(run) {
+			w.finish(ctx, run, runs.StatusInterrupted, runs.ErrInterrupted, "the turn's worker stopped before the turn ended", true)
+		}
+		return run, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("claim run %s: %w", runID, err)
+	}
+	return w.run(ctx, run), nil
+}
+
+func (w *Worker) stale(r *runs.Run) bool {
+	return r.Status == runs.StatusRunning && r.StartedAt != nil && w.now().Sub(*r.StartedAt) > w.cfg.StaleAfter
+}
+
+func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run) {
+	log := w.log.With("runId", run.RunID, "userId", run.UserID, "engine", run.Engine)
+	outcome := Outcome{}
+	defer func() {
+		// Every path ends here: a panic in an engine, a cancelled context,
+		// an engine that forgot to finish. The run leaves with a final status.
+		if p := recover(); p != nil {
+			log.ErrorContext(ctx, "turn panicked", "panic", fmt.Sprint(p))
+			setFinal(run, runs.StatusFailed, runs.ErrUnknown, "internal error", w.now())
+		}
+		if !run.Status.Final() {
+			if ctx.Err() != nil {
+				setFinal(run, runs.StatusInterrupted, runs.ErrInterrupted, "the turn was interrupted", w.now())
+			} else {
+				setFinal(run, runs.StatusFailed, runs.ErrUnknown, "the turn ended without a result", w.now())
+			}
+		}
+		w.write(ctx, run, outcome.Refund)
+		final = run
+	}()
+
+	inst, err := w.installs.get(ctx, run.InstallID)
+	if err != nil {
+		log.ErrorContext(ctx, "install unavailable", "err", err)
+		setFinal(run, runs.StatusFailed, runs.ErrConfig, "the install could not be read", w.now())
+		outcome.Refund = true
+		return
+	}
+	engine, ok := w.engines[install.Engine(run.Engine)]
+	if !ok {
+		setFinal(run, runs.StatusFailed, runs.ErrConfig, fmt.Sprintf("engine %q is not configured in this deployment", run.Engine), w.now())
+		outcome.Refund = true
+		return
+	}
+	outcome = engine.Run(ctx, Turn{Install: inst, Run: run, Checkpoint: w.store.CheckpointRun})
+	log.InfoContext(ctx, "turn finished", "status", run.Status, "errorKind", run.ErrorKind, "costMicros", int64(run.CostMicros), "steps", len(run.Steps))
+	return
+}
+
+func (w *Worker) finish(ctx context.Context, run *runs.Run, st runs.Status, kind runs.ErrorKind, msg string, refund bool) {
+	setFinal(run, st, kind, msg, w.now())
+	w.write(ctx, run, refund)
+}
+
+func (w *Worker) write(ctx context.Context, run *runs.Run, refund bool) {
+	ctx, cancel := finalContext(ctx)
+	defer cancel()
+	run.Refunded = refund
+	if err := w.store.FinishRun(ctx, run, refund); err != nil {
+		w.log.ErrorContext(ctx, "could not write final run", "runId", run.RunID, "err", err)
+	}
+}
+
+func setFinal(r *runs.Run, st runs.Status, kind runs.ErrorKind, msg string, now time.Time) {
+	t := now.UTC()
+	r.Status, r.ErrorKind, r.ErrorMessage, r.CompletedAt = st, kind, runs.TruncateError(msg), &t
+}
+
+// InlineDispatcher runs the turn inside the request (local stack, tests).
+type InlineDispatcher struct{ Worker *Worker }
+
+// Dispatch runs the turn to its end and returns the final run.
+func (d InlineDispatcher) Dispatch(ctx context.Context, run *runs.Run) (*runs.Run, error) {
+	return d.Worker.Execute(ctx, run.RunID)
+}
