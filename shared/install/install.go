@@ -106,8 +106,10 @@ func EffectiveEngine(in Install, def Engine) Engine {
 // starts from what users are actually served by.
 func StartMigration(in Install, def Engine, to Engine, state MigrationState, now time.Time) Migration {
 	from := EffectiveEngine(in, def)
-	if in.Migration != nil && in.Migration.To == to && in.Migration.State == MigrationInProgress {
-		// Continuing (or finishing) the same move keeps its origin.
+	if in.Migration != nil && in.Migration.To == to && in.Migration.From != "" {
+		// Continuing, finishing or rolling back the same move keeps its
+		// origin: rolling back after "done" returns to the engine the move
+		// started from, not to the target it reached.
 		from = in.Migration.From
 	}
 	return Migration{From: from, To: to, State: state, UpdatedAt: now.UTC()}

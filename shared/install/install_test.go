@@ -51,6 +51,11 @@ func TestStartMigration(t *testing.T) {
 	if got := EffectiveEngine(in, Native); got != Native {
 		t.Fatalf("after done got %s", got)
 	}
+	back := StartMigration(in, Native, Native, MigrationRolledBack, now)
+	in.Migration = &back
+	if got := EffectiveEngine(in, Native); got != DurableObject || back.From != DurableObject {
+		t.Fatalf("rolled back after done got %s (%+v)", got, back)
+	}
 }
 
 func TestParse(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/runs"
 )
 
 // dynamoAPI is the part of the DynamoDB client the store uses.
@@ -103,3 +104,33 @@ func isConditionFailed(err error) (*types.ConditionalCheckFailedException, bool)
 
 func encodeTime(t time.Time) types.AttributeValue { return str(t.UTC().Format(time.RFC3339Nano)) }
 
+
+// marshalRun encodes a run, leaving out empty lists: a missing list reads
+// back as empty, and not every DynamoDB-compatible server keeps `L: []`.
+func marshalRun(r *runs.Run) (map[string]types.AttributeValue, error) {
+	item, err := attributevalue.MarshalMap(r)
+	if err != nil {
+		return nil, fmt.Errorf("marshal run %s: %w", r.RunID, err)
+	}
+	dropEmptyLists(item)
+	return item, nil
+}
+
+func dropEmptyLists(m map[string]types.AttributeValue) {
+	for k, v := range m {
+		switch v := v.(type) {
+		case *types.AttributeValueMemberL:
+			if len(v.Value) == 0 {
+				delete(m, k)
+				continue
+			}
+			for _, e := range v.Value {
+				if mm, ok := e.(*types.AttributeValueMemberM); ok {
+					dropEmptyLists(mm.Value)
+				}
+			}
+		case *types.AttributeValueMemberM:
+			dropEmptyLists(v.Value)
+		}
+	}
+}

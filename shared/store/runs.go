@@ -38,9 +38,9 @@ const maxConflictRetries = 12
 // exactly `limit` turns are admitted a day. The idempotency record comes
 // first so a replay is recognised even at the ceiling.
 func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResult, error) {
-	runItem, err := attributevalue.MarshalMap(a.Run)
+	runItem, err := marshalRun(a.Run)
 	if err != nil {
-		return turns.AdmitResult{}, fmt.Errorf("marshal run: %w", err)
+		return turns.AdmitResult{}, err
 	}
 	var items []types.TransactWriteItem
 	idemIdx := -1
@@ -231,9 +231,9 @@ func (d *Dynamo) ClaimRun(ctx context.Context, runID string, at time.Time) (*run
 
 // CheckpointRun saves a running run whole, only while it is running.
 func (d *Dynamo) CheckpointRun(ctx context.Context, r *runs.Run) error {
-	item, err := attributevalue.MarshalMap(r)
+	item, err := marshalRun(r)
 	if err != nil {
-		return fmt.Errorf("marshal run: %w", err)
+		return err
 	}
 	_, err = d.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                 aws.String(d.tables.Runs),
@@ -258,9 +258,9 @@ func (d *Dynamo) FinishRun(ctx context.Context, r *runs.Run, refund bool) error 
 	if !r.Status.Final() {
 		return fmt.Errorf("finish run %s: status %q is not final", r.RunID, r.Status)
 	}
-	item, err := attributevalue.MarshalMap(r)
+	item, err := marshalRun(r)
 	if err != nil {
-		return fmt.Errorf("marshal run: %w", err)
+		return err
 	}
 	put := types.TransactWriteItem{Put: &types.Put{
 		TableName:                 aws.String(d.tables.Runs),

@@ -1,0 +1,77 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/shared/fallback"
+	"github.com/commonly/runtime/shared/install"
+	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/turns"
+)
+
+// Deps are the clients built once per container, outside the handler.
+type Deps struct {
+	Dynamo *dynamodb.Client
+	// Lambda is needed for TURN_DISPATCH=lambda.
+	Lambda *lambda.Client
+	// HTTP is used for the model, tools, sandbox and fallback calls.
+	HTTP *http.Client
+	Now  func() time.Time
+	Log  *slog.Logger
+}
+
+// Built is a wired turn function.
+type Built struct {
+	Handler *handler.Handler
+	Service *turns.Service
+	Worker  *turns.Worker
+	Store   *store.Dynamo
+}
+
+// Build wires the turn function from its configuration.
+func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	if d.HTTP == nil {
+		d.HTTP = &http.Client{}
+	}
+	if d.Dynamo == nil {
+		return nil, fmt.Errorf("build: a DynamoDB client is required")
+	}
+	st := store.New(d.Dynamo, cfg.Tables)
+
+	native, prices, err := buildNative(ctx, cfg, d, st)
+	if err != nil {
+		return nil, fmt.Errorf("native engine: %w", err)
+	}
+	engines := map[install.Engine]turns.Engine{install.Native: native}
+	if cfg.DORuntimeURL != "" {
+		engines[install.DurableObject] = fallback.New(cfg.DORuntimeURL, cfg.DORuntimeToken, d.HTTP, prices, cfg.LLMModel, d.Now, d.Log)
+	}
+	worker := turns.NewWorker(turns.WorkerConfig{InstallCacheTTL: cfg.InstallCacheTTL}, st, engines, d.Now, d.Log)
+
+	var dispatcher turns.Dispatcher = turns.InlineDispatcher{Worker: worker}
+	if cfg.Dispatch == DispatchLambda {
+		if d.Lambda == nil {
+			return nil, fmt.Errorf("build: TURN_DISPATCH=lambda needs a Lambda client")
+		}
+		dispatcher = handler.LambdaDispatcher{Client: d.Lambda, FunctionName: cfg.FunctionName}
+	}
+	svc := turns.NewService(turns.Config{
+		Limits: cfg.Limits, DefaultEngine: cfg.DefaultEngine,
+		FallbackConfigured: cfg.DORuntimeURL != "", InstallCacheTTL: cfg.InstallCacheTTL,
+	}, st, dispatcher, d.Now, d.Log)
+	return &Built{Handler: handler.New(svc, worker, d.Log), Service: svc, Worker: worker, Store: st}, nil
+}

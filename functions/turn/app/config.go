@@ -1,0 +1,158 @@
+// Package app loads the turn function's configuration and wires its
+// parts. The Lambda main and the local stack share it, so both run the
+// same code with different settings.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/commonly/runtime/shared/install"
+	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/plans"
+	"github.com/commonly/runtime/shared/store"
+)
+
+// Dispatch modes.
+const (
+	DispatchLambda = "lambda"
+	DispatchInline = "inline"
+)
+
+// Config is the turn function's configuration, read from the environment.
+type Config struct {
+	Tables          store.Tables
+	DefaultEngine   install.Engine
+	Limits          plans.Limits
+	Dispatch        string
+	FunctionName    string
+	InstallCacheTTL time.Duration
+
+	DORuntimeURL   string
+	DORuntimeToken string
+
+	LLMBaseURL string // empty: the offline model
+	LLMAPIKey  string
+	LLMModel   string
+	LLMTimeout time.Duration
+	TurnMaxUSD money.Micros
+	PriceFile  string
+
+	BrokerURL      string
+	BrokerToken    string
+	CommonlyAPIURL string
+	SearchProvider string
+	SearchAPIKey   string
+	SearchAPIURL   string
+	GitHubAPIURL   string
+
+	E2BAPIKey     string
+	E2BDomain     string
+	E2BAPIURL     string
+	E2BSandboxURL string
+	E2BTemplate   string
+}
+
+// Secrets lists the configured credential values, so tests and log
+// scrubbing can check that none of them leaks.
+func (c Config) Secrets() []string {
+	var out []string
+	for _, s := range []string{c.DORuntimeToken, c.LLMAPIKey, c.BrokerToken, c.SearchAPIKey, c.E2BAPIKey} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// LoadConfig reads the configuration through getenv (os.Getenv in main).
+// Every problem is reported at once, so a misconfigured deployment fails
+// at start with the whole list instead of one error per deploy.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	var errs []error
+	get := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	c := Config{
+		Tables:         store.Tables{State: get("STATE_TABLE", ""), Runs: get("RUNS_TABLE", "")},
+		Dispatch:       get("TURN_DISPATCH", DispatchLambda),
+		FunctionName:   get("AWS_LAMBDA_FUNCTION_NAME", ""),
+		DORuntimeURL:   get("DO_RUNTIME_URL", ""),
+		DORuntimeToken: get("DO_RUNTIME_TOKEN", ""),
+		LLMBaseURL:     get("LLM_BASE_URL", ""),
+		LLMAPIKey:      get("LLM_API_KEY", ""),
+		LLMModel:       get("LLM_MODEL", "deepseek-v4-flash"),
+		PriceFile:      get("PRICE_TABLE_FILE", ""),
+		BrokerURL:      get("BROKER_URL", ""),
+		BrokerToken:    get("BROKER_TOKEN", ""),
+		CommonlyAPIURL: get("COMMONLY_API_URL", ""),
+		SearchProvider: get("SEARCH_PROVIDER", "exa"),
+		SearchAPIKey:   get("SEARCH_API_KEY", ""),
+		SearchAPIURL:   get("SEARCH_API_URL", ""),
+		GitHubAPIURL:   get("GITHUB_API_URL", "https://api.github.com"),
+		E2BAPIKey:      get("E2B_API_KEY", ""),
+		E2BDomain:      get("E2B_DOMAIN", "e2b.app"),
+		E2BAPIURL:      get("E2B_API_URL", ""),
+		E2BSandboxURL:  get("E2B_SANDBOX_URL", ""),
+		E2BTemplate:    get("E2B_TEMPLATE", "code-interpreter-v1"),
+	}
+	if c.Tables.State == "" {
+		errs = append(errs, errors.New("STATE_TABLE is required"))
+	}
+	if c.Tables.Runs == "" {
+		errs = append(errs, errors.New("RUNS_TABLE is required"))
+	}
+	var err error
+	if c.DefaultEngine, err = install.ParseEngine(get("HOSTED_ENGINE", string(install.Native))); err != nil {
+		errs = append(errs, fmt.Errorf("HOSTED_ENGINE: %w", err))
+	}
+	if c.Limits, err = plans.ParseLimits(get("PLAN_TURN_LIMITS", plans.DefaultLimits)); err != nil {
+		errs = append(errs, fmt.Errorf("PLAN_TURN_LIMITS: %w", err))
+	}
+	switch c.Dispatch {
+	case DispatchInline:
+	case DispatchLambda:
+		if c.FunctionName == "" {
+			errs = append(errs, errors.New("TURN_DISPATCH=lambda needs AWS_LAMBDA_FUNCTION_NAME"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("TURN_DISPATCH: %q is not lambda or inline", c.Dispatch))
+	}
+	if c.InstallCacheTTL, err = time.ParseDuration(get("INSTALL_CACHE_TTL", "30s")); err != nil || c.InstallCacheTTL < 0 {
+		errs = append(errs, fmt.Errorf("INSTALL_CACHE_TTL: %q is not a duration", get("INSTALL_CACHE_TTL", "")))
+	}
+	if c.LLMTimeout, err = time.ParseDuration(get("LLM_TIMEOUT", "45s")); err != nil || c.LLMTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("LLM_TIMEOUT: %q is not a positive duration", get("LLM_TIMEOUT", "")))
+	}
+	if c.TurnMaxUSD, err = money.FromUSD(get("TURN_MAX_USD", "0.25")); err != nil || c.TurnMaxUSD <= 0 {
+		errs = append(errs, fmt.Errorf("TURN_MAX_USD: %q is not a positive dollar amount", get("TURN_MAX_USD", "")))
+	}
+	if c.LLMBaseURL != "" && c.LLMAPIKey == "" {
+		errs = append(errs, errors.New("LLM_BASE_URL is set but LLM_API_KEY is not"))
+	}
+	for name, u := range map[string]string{"DO_RUNTIME_URL": c.DORuntimeURL, "LLM_BASE_URL": c.LLMBaseURL, "BROKER_URL": c.BrokerURL,
+		"COMMONLY_API_URL": c.CommonlyAPIURL, "SEARCH_API_URL": c.SearchAPIURL, "GITHUB_API_URL": c.GitHubAPIURL,
+		"E2B_API_URL": c.E2BAPIURL, "E2B_SANDBOX_URL": c.E2BSandboxURL} {
+		if u == "" {
+			continue
+		}
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", name, u))
+		}
+	}
+	if c.DORuntimeURL != "" && c.DORuntimeToken == "" {
+		errs = append(errs, errors.New("DO_RUNTIME_URL is set but DO_RUNTIME_TOKEN is not"))
+	}
+	switch c.SearchProvider {
+	case "exa", "tavily":
+	default:
+		errs = append(errs, fmt.Errorf("SEARCH_PROVIDER: %q is not exa or tavily", c.SearchProvider))
+	}
+	return c, errors.Join(errs...)
+}

@@ -1,0 +1,282 @@
+// Package handler is the turn function's Lambda handler: it translates
+// API Gateway HTTP API (v2) events and dispatch events into calls on the
+// turn service, and results back into responses.
+package handler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/commonly/runtime/shared/install"
+	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/turns"
+)
+
+// Handler serves the turn function.
+type Handler struct {
+	svc    *turns.Service
+	worker *turns.Worker
+	log    *slog.Logger
+}
+
+// New wires a handler.
+func New(svc *turns.Service, worker *turns.Worker, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Handler{svc: svc, worker: worker, log: log}
+}
+
+// DispatchEvent is the payload of the asynchronous self-invoke that runs
+// a queued turn.
+type DispatchEvent struct {
+	Dispatch *struct {
+		RunID string `json:"runId"`
+	} `json:"dispatch"`
+}
+
+// Invoke is the Lambda entry point: one function serves the API and the
+// dispatched turns, told apart by the payload's shape.
+func (h *Handler) Invoke(ctx context.Context, payload json.RawMessage) (any, error) {
+	var d DispatchEvent
+	if err := json.Unmarshal(payload, &d); err == nil && d.Dispatch != nil {
+		return h.HandleDispatch(ctx, d.Dispatch.RunID)
+	}
+	var req events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(payload, &req); err != nil || req.RequestContext.HTTP.Method == "" {
+		// Not an event this function is wired to: fail the invocation
+		// loudly rather than answer something API-shaped.
+		return nil, errors.New("unrecognised event")
+	}
+	return h.HandleHTTP(ctx, req), nil
+}
+
+// DispatchResult is what a dispatch invocation returns.
+type DispatchResult struct {
+	RunID  string      `json:"runId"`
+	Status runs.Status `json:"status"`
+}
+
+// HandleDispatch runs a dispatched turn. An error makes Lambda retry the
+// invocation; the claim makes the retry harmless.
+func (h *Handler) HandleDispatch(ctx context.Context, runID string) (*DispatchResult, error) {
+	if runID == "" {
+		return nil, errors.New("dispatch event without runId")
+	}
+	r, err := h.worker.Execute(ctx, runID)
+	if err != nil {
+		h.log.ErrorContext(ctx, "dispatch failed", "runId", runID, "err", err)
+		return nil, fmt.Errorf("execute %s: %w", runID, err)
+	}
+	out := &DispatchResult{RunID: runID}
+	if r != nil {
+		out.Status = r.Status
+	}
+	return out, nil
+}
+
+// HandleHTTP serves one API request.
+func (h *Handler) HandleHTTP(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse) {
+	start := time.Now()
+	caller := callerFrom(&req)
+	log := h.log.With("requestId", req.RequestContext.RequestID, "userId", caller.ID, "route", req.RouteKey)
+	defer func() {
+		if p := recover(); p != nil {
+			log.ErrorContext(ctx, "handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			resp = problemResponse(problemFor(errors.New("panic")))
+		}
+		log.InfoContext(ctx, "request", "status", resp.StatusCode, "elapsedMs", time.Since(start).Milliseconds())
+	}()
+
+	routeKey, params := req.RouteKey, req.PathParameters
+	if routeKey == "" || routeKey == "$default" {
+		var ok, known bool
+		routeKey, params, ok, known = MatchRoute(req.RequestContext.HTTP.Method, req.RawPath)
+		if !ok {
+			if known {
+				return problemResponse(problem(http.StatusMethodNotAllowed, "method_not_allowed", "Method not allowed", "this path does not accept "+req.RequestContext.HTTP.Method))
+			}
+			return problemResponse(problem(http.StatusNotFound, "route_not_found", "No such route", "no route matches "+req.RawPath))
+		}
+	}
+	if caller.ID == "" {
+		return problemResponse(problemFor(turns.ErrUnauthenticated))
+	}
+	r := &request{ctx: ctx, req: &req, caller: caller, params: params, log: log}
+	var err error
+	switch routeKey {
+	case "PUT /v1/installs/{installId}":
+		resp, err = h.putInstall(r)
+	case "POST /v1/installs/{installId}/migration":
+		resp, err = h.migrate(r)
+	case "PUT /v1/users/{userId}/plan":
+		resp, err = h.setPlan(r)
+	case "POST /v1/installs/{installId}/turns":
+		resp, err = h.submitTurn(r)
+	case "GET /v1/runs/{runId}":
+		resp, err = h.getRun(r)
+	case "GET /v1/me/usage":
+		resp, err = h.usage(r)
+	default:
+		return problemResponse(problem(http.StatusNotFound, "route_not_found", "No such route", "no route "+routeKey))
+	}
+	if err != nil {
+		var be *bodyError
+		if errors.As(err, &be) {
+			return problemResponse(bodyProblem(be))
+		}
+		p := problemFor(err)
+		if p.Status >= 500 {
+			log.ErrorContext(ctx, "request failed", "err", err)
+		}
+		return problemResponse(p)
+	}
+	return resp
+}
+
+type request struct {
+	ctx    context.Context
+	req    *events.APIGatewayV2HTTPRequest
+	caller turns.Caller
+	params map[string]string
+	log    *slog.Logger
+}
+
+// installView is an install as the API shows it.
+type installView struct {
+	*install.Install
+	EngineInEffect install.Engine `json:"engineInEffect"`
+}
+
+func (h *Handler) putInstall(r *request) (events.APIGatewayV2HTTPResponse, error) {
+	var body struct {
+		UserID       string    `json:"userId"`
+		PodID        string    `json:"podId"`
+		AgentName    string    `json:"agentName"`
+		InstanceID   *string   `json:"instanceId"`
+		Engine       *string   `json:"engine"`
+		Tools        *[]string `json:"tools"`
+		Connectors   *[]string `json:"connectors"`
+		Model        *string   `json:"model"`
+		SystemPrompt *string   `json:"systemPrompt"`
+	}
+	if !r.caller.Service {
+		return events.APIGatewayV2HTTPResponse{}, turns.ErrForbidden
+	}
+	if err := decodeBody(r.req, &body); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	in, created, err := h.svc.PutInstall(r.ctx, r.caller, r.params["installId"], turns.InstallRequest{
+		UserID: body.UserID, PodID: body.PodID, AgentName: body.AgentName, InstanceID: body.InstanceID,
+		Engine: body.Engine, Tools: body.Tools, Connectors: body.Connectors, Model: body.Model, SystemPrompt: body.SystemPrompt,
+	})
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return jsonResponse(status, installView{in, h.svc.EffectiveEngine(in)}, nil), nil
+}
+
+func (h *Handler) migrate(r *request) (events.APIGatewayV2HTTPResponse, error) {
+	var body struct {
+		To    string `json:"to"`
+		State string `json:"state"`
+	}
+	if !r.caller.Service {
+		return events.APIGatewayV2HTTPResponse{}, turns.ErrForbidden
+	}
+	if err := decodeBody(r.req, &body); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	in, err := h.svc.Migrate(r.ctx, r.caller, r.params["installId"], turns.MigrationRequest{To: body.To, State: body.State})
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return jsonResponse(http.StatusOK, installView{in, h.svc.EffectiveEngine(in)}, nil), nil
+}
+
+func (h *Handler) setPlan(r *request) (events.APIGatewayV2HTTPResponse, error) {
+	var body struct {
+		Plan string `json:"plan"`
+	}
+	if !r.caller.Service {
+		return events.APIGatewayV2HTTPResponse{}, turns.ErrForbidden
+	}
+	if err := decodeBody(r.req, &body); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	p, err := h.svc.SetPlan(r.ctx, r.caller, r.params["userId"], body.Plan)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return jsonResponse(http.StatusOK, map[string]string{"userId": r.params["userId"], "plan": string(p)}, nil), nil
+}
+
+func (h *Handler) submitTurn(r *request) (events.APIGatewayV2HTTPResponse, error) {
+	var body struct {
+		Message *string `json:"message"`
+		Trigger string  `json:"trigger"`
+	}
+	if err := decodeBody(r.req, &body); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	if body.Message == nil {
+		return events.APIGatewayV2HTTPResponse{}, turns.Invalid("message", "is required")
+	}
+	wait, waitSet := preferWait(r.req.Headers)
+	sub, err := h.svc.Submit(r.ctx, r.caller, r.params["installId"], turns.TurnRequest{
+		Message: *body.Message, Trigger: body.Trigger, IdempotencyKey: header(r.req.Headers, "idempotency-key"),
+	})
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	run := sub.Run
+	headers := map[string]string{"Location": "/v1/runs/" + run.RunID}
+	if sub.Replayed {
+		headers["Idempotent-Replayed"] = "true"
+	}
+	if waitSet {
+		headers["Preference-Applied"] = fmt.Sprintf("wait=%d", wait)
+		if run, err = h.svc.WaitRun(r.ctx, r.caller, run, time.Duration(wait)*time.Second); err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+		if run.Status.Final() {
+			return jsonResponse(http.StatusOK, run, headers), nil
+		}
+	}
+	return jsonResponse(http.StatusAccepted, map[string]string{"runId": run.RunID, "status": string(run.Status), "engine": run.Engine}, headers), nil
+}
+
+func (h *Handler) getRun(r *request) (events.APIGatewayV2HTTPResponse, error) {
+	run, err := h.svc.GetRun(r.ctx, r.caller, r.params["runId"])
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return jsonResponse(http.StatusOK, run, nil), nil
+}
+
+func (h *Handler) usage(r *request) (events.APIGatewayV2HTTPResponse, error) {
+	u, err := h.svc.Usage(r.ctx, r.caller)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return jsonResponse(http.StatusOK, struct {
+		Plan       string  `json:"plan"`
+		TurnsUsed  int64   `json:"turnsUsed"`
+		TurnsLimit int64   `json:"turnsLimit"`
+		CostUSD    float64 `json:"costUSD"`
+		CostMicros int64   `json:"costMicros"`
+		ResetsAt   string  `json:"resetsAt"`
+	}{string(u.Plan), u.TurnsUsed, u.TurnsLimit, float64(u.CostMicros) / 1e6, u.CostMicros, u.ResetsAt.UTC().Format(time.RFC3339)}, nil), nil
+}

@@ -1,0 +1,94 @@
+package handler
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/commonly/runtime/shared/turns"
+)
+
+// ProblemTypeBase prefixes every problem type; the suffix is stable per
+// cause and clients switch on it.
+const ProblemTypeBase = "https://commonly.dev/problems/"
+
+// Problem is an RFC 9457 problem detail.
+type Problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail,omitempty"`
+	// Field names the request field at fault, for 400s.
+	Field string `json:"field,omitempty"`
+	// Ceiling details for 429.
+	Limit    *int64 `json:"limit,omitempty"`
+	Used     *int64 `json:"used,omitempty"`
+	ResetsAt string `json:"resetsAt,omitempty"`
+}
+
+func problem(status int, slug, title, detail string) *Problem {
+	return &Problem{Type: ProblemTypeBase + slug, Title: title, Status: status, Detail: detail}
+}
+
+// problemFor maps a domain error to its problem, once for the whole API.
+// Only the messages written here reach a client: internal error text
+// (store, network, SDK) never does.
+func problemFor(err error) *Problem {
+	var inv *turns.InvalidError
+	var ceil *turns.CeilingError
+	switch {
+	case errors.As(err, &inv):
+		p := problem(http.StatusBadRequest, "invalid_field", "A field of the request is invalid", inv.Field+" "+inv.Reason)
+		p.Field = inv.Field
+		return p
+	case errors.Is(err, turns.ErrUnauthenticated):
+		return problem(http.StatusUnauthorized, "unauthenticated", "No identity", "the request carries no authenticated identity")
+	case errors.Is(err, turns.ErrForbidden):
+		return problem(http.StatusForbidden, "forbidden", "Not yours", "the caller may not act on this resource")
+	case errors.Is(err, turns.ErrNotFound):
+		return problem(http.StatusNotFound, "not_found", "Not found", "no such install or run")
+	case errors.Is(err, turns.ErrIdempotencyConflict):
+		return problem(http.StatusConflict, "idempotency_conflict", "Idempotency key reused", "this Idempotency-Key was used with a different request")
+	case errors.As(err, &ceil):
+		p := problem(http.StatusTooManyRequests, "turn_ceiling_reached", "Daily turn ceiling reached",
+			"the daily hosted-turn ceiling of the user's plan is reached; it resets at midnight UTC")
+		p.Limit, p.Used, p.ResetsAt = &ceil.Limit, &ceil.Used, ceil.ResetsAt.UTC().Format(time.RFC3339)
+		return p
+	case errors.Is(err, turns.ErrFallbackUnconfigured):
+		return problem(http.StatusServiceUnavailable, "fallback_unconfigured", "Fallback engine not configured",
+			"this install runs on the durable-object engine, which this deployment has no address for")
+	case errors.Is(err, turns.ErrUnavailable):
+		return problem(http.StatusServiceUnavailable, "unavailable", "Temporarily unavailable", "a dependency is unavailable; retry later")
+	}
+	return problem(http.StatusInternalServerError, "internal", "Internal error", "the request could not be completed")
+}
+
+func problemResponse(p *Problem) events.APIGatewayV2HTTPResponse {
+	body, _ := json.Marshal(p)
+	h := map[string]string{"Content-Type": "application/problem+json"}
+	if p.Status == http.StatusTooManyRequests && p.ResetsAt != "" {
+		if t, err := time.Parse(time.RFC3339, p.ResetsAt); err == nil {
+			h["Retry-After"] = strconv.FormatInt(int64(time.Until(t).Seconds())+1, 10)
+		}
+	}
+	if p.Status == http.StatusServiceUnavailable {
+		h["Retry-After"] = "5"
+	}
+	return events.APIGatewayV2HTTPResponse{StatusCode: p.Status, Headers: h, Body: string(body)}
+}
+
+func jsonResponse(status int, v any, headers map[string]string) events.APIGatewayV2HTTPResponse {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return problemResponse(problemFor(err))
+	}
+	h := map[string]string{"Content-Type": "application/json"}
+	for k, v := range headers {
+		h[k] = v
+	}
+	return events.APIGatewayV2HTTPResponse{StatusCode: status, Headers: h, Body: string(body)}
+}

@@ -1,0 +1,55 @@
+package handler
+
+import "strings"
+
+// Routes are the HTTP API's routes, in API Gateway's RouteKey form. The
+// CDK stack declares exactly these, and the local server matches requests
+// against them to build the same events API Gateway sends.
+var Routes = []string{
+	"PUT /v1/installs/{installId}",
+	"POST /v1/installs/{installId}/migration",
+	"PUT /v1/users/{userId}/plan",
+	"POST /v1/installs/{installId}/turns",
+	"GET /v1/runs/{runId}",
+	"GET /v1/me/usage",
+}
+
+// MatchRoute finds the route of a method and path, as API Gateway does,
+// and returns its RouteKey and path parameters; ok is false when no route
+// matches. methodAllowed reports whether the path matched another method.
+func MatchRoute(method, path string) (routeKey string, params map[string]string, ok, pathKnown bool) {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	for _, r := range Routes {
+		m, pattern, _ := strings.Cut(r, " ")
+		p, matched := matchPath(pattern, segs)
+		if !matched {
+			continue
+		}
+		pathKnown = true
+		if m == method {
+			return r, p, true, true
+		}
+	}
+	return "", nil, false, pathKnown
+}
+
+func matchPath(pattern string, segs []string) (map[string]string, bool) {
+	want := strings.Split(strings.Trim(pattern, "/"), "/")
+	if len(want) != len(segs) {
+		return nil, false
+	}
+	params := map[string]string{}
+	for i, w := range want {
+		if strings.HasPrefix(w, "{") && strings.HasSuffix(w, "}") {
+			if segs[i] == "" {
+				return nil, false
+			}
+			params[w[1:len(w)-1]] = segs[i]
+			continue
+		}
+		if w != segs[i] {
+			return nil, false
+		}
+	}
+	return params, true
+}

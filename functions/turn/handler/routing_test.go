@@ -1,0 +1,156 @@
+package handler_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/commonly/runtime/shared/runs"
+)
+
+// fakeDO is the Durable Object runtime's turn endpoint.
+type fakeDO struct {
+	mu       sync.Mutex
+	requests []map[string]string
+	paths    []string
+	auth     []string
+	status   int
+	delay    time.Duration
+}
+
+func (f *fakeDO) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body map[string]string
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	f.mu.Lock()
+	f.requests, f.paths, f.auth = append(f.requests, body), append(f.paths, r.URL.Path), append(f.auth, r.Header.Get("Authorization"))
+	status, delay := f.status, f.delay
+	f.mu.Unlock()
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if status != 0 {
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(`{"error":"do internal: secret stack trace"}`))
+		return
+	}
+	_, _ = w.Write([]byte(`{"finalMessage":"answer from the durable object","usage":{"model":"deepseek-v4-flash","promptTokens":1200,"cachedPromptTokens":1024,"completionTokens":80}}`))
+}
+
+func TestRoutingPerInstall(t *testing.T) {
+	do := &fakeDO{}
+	srv := httptest.NewServer(do)
+	defer srv.Close()
+	e := newEnv(t, envOpts{doURL: srv.URL})
+	e.install(t, "inst-native", "user-1", nil)
+	e.install(t, "inst-do", "user-1", map[string]any{"engine": "durable-object", "instanceId": "inst do/1"})
+
+	r := e.turn(t, "inst-native", "user-1", "to native", "")
+	if decode[map[string]string](t, r.Body)["engine"] != "native" || e.native.calls != 1 || len(do.requests) != 0 {
+		t.Fatalf("native install routed wrong: %s, native %d, do %d", r.Body, e.native.calls, len(do.requests))
+	}
+
+	r = e.turn(t, "inst-do", "user-1", "to the durable object", "")
+	acc := decode[map[string]string](t, r.Body)
+	if acc["engine"] != "durable-object" || len(do.requests) != 1 || e.native.calls != 1 {
+		t.Fatalf("do install routed wrong: %s", r.Body)
+	}
+	if do.paths[0] != "/agents/helper/inst do/1/turns" || do.auth[0] != "Bearer do-secret-token" {
+		t.Errorf("DO request path %q auth %q", do.paths[0], do.auth[0])
+	}
+	want := map[string]string{"runId": acc["runId"], "userId": "user-1", "podId": "pod-1", "message": "to the durable object", "trigger": "user"}
+	for k, v := range want {
+		if do.requests[0][k] != v {
+			t.Errorf("DO body %s = %q, want %q", k, do.requests[0][k], v)
+		}
+	}
+	run := decode[runs.Run](t, e.do(t, withParam(event(t, "get-run.json"), "runId", acc["runId"])).Body)
+	// 176 miss at 0.44 + 1024 hit at 0.014 + 80 out at 1.32 (peak, 12:00 UTC is off-peak: 0.22/0.007/0.66)
+	if run.Status != runs.StatusSucceeded || run.FinalMessage != "answer from the durable object" || run.Tokens.Prompt != 1200 ||
+		run.Tokens.CachedPrompt != 1024 || run.CostMicros <= 0 || run.Cost.PriceVersion == "" || len(run.Steps) != 1 || run.Engine != "durable-object" {
+		t.Fatalf("fallback run = %+v", run)
+	}
+
+	// Migration: while in progress the old engine serves; done switches; rolled back returns.
+	migrate := func(state string) {
+		t.Helper()
+		ev := withBody(withParam(event(t, "migration.json"), "installId", "inst-do"), map[string]string{"to": "native", "state": state})
+		if r := e.do(t, ev); r.StatusCode != 200 {
+			t.Fatalf("migration %s: %d %s", state, r.StatusCode, r.Body)
+		}
+	}
+	engineOfNextTurn := func() string {
+		t.Helper()
+		return decode[map[string]string](t, e.turn(t, "inst-do", "user-1", "which engine?", "").Body)["engine"]
+	}
+	migrate("in-progress")
+	if got := engineOfNextTurn(); got != "durable-object" {
+		t.Errorf("in progress: %s", got)
+	}
+	migrate("done")
+	if got := engineOfNextTurn(); got != "native" {
+		t.Errorf("done: %s", got)
+	}
+	migrate("rolled-back")
+	if got := engineOfNextTurn(); got != "durable-object" {
+		t.Errorf("rolled back: %s", got)
+	}
+}
+
+func TestFallbackFailures(t *testing.T) {
+	cases := []struct {
+		name   string
+		do     *fakeDO
+		closed bool
+		msg    string
+	}{
+		{"500", &fakeDO{status: 500}, false, "status 500"},
+		{"timeout", &fakeDO{delay: 2 * time.Second}, false, "no answer within"},
+		{"unreachable", &fakeDO{}, true, "unreachable"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(c.do)
+			defer srv.Close()
+			if c.closed {
+				srv.Close()
+			}
+			e := newEnv(t, envOpts{doURL: srv.URL, doTimeout: 200 * time.Millisecond})
+			e.install(t, "inst-do", "user-1", map[string]any{"engine": "durable-object"})
+			r := e.turn(t, "inst-do", "user-1", "hi", "")
+			id := decode[map[string]string](t, r.Body)["runId"]
+			run := decode[runs.Run](t, e.do(t, withParam(event(t, "get-run.json"), "runId", id)).Body)
+			if run.Status != runs.StatusFailed || run.ErrorKind != runs.ErrFallback || !strings.Contains(run.ErrorMessage, c.msg) {
+				t.Fatalf("run = %s %s %q", run.Status, run.ErrorKind, run.ErrorMessage)
+			}
+			if strings.Contains(run.ErrorMessage, "secret stack trace") {
+				t.Error("the runtime's body leaked into the run")
+			}
+			if e.native.calls != 0 {
+				t.Error("a failed fallback turn must never run on another engine")
+			}
+			if u := decode[map[string]any](t, e.do(t, event(t, "usage.json")).Body); u["turnsUsed"] != 0.0 {
+				t.Errorf("a turn the runtime never answered is refunded: %v", u)
+			}
+		})
+	}
+}
+
+func TestFallbackUnconfigured(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.install(t, "inst-do", "user-1", map[string]any{"engine": "durable-object"})
+	checkProblem(t, e.turn(t, "inst-do", "user-1", "hi", ""), 503, "fallback_unconfigured")
+	if u := decode[map[string]any](t, e.do(t, event(t, "usage.json")).Body); u["turnsUsed"] != 0.0 {
+		t.Errorf("a refused turn must not count: %v", u)
+	}
+	if e.native.calls != 0 {
+		t.Error("no silent fallback to the native engine")
+	}
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/commonly/runtime/functions/turn/app"
+	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/shared/runs"
+)
+
+const (
+	demoInstall = "demo-install"
+	demoUser    = "demo-user"
+)
+
+// demoMessage exercises the native loop end to end: the offline model
+// runs the code block through commonly_run_code in the local sandbox.
+const demoMessage = "Hello! What is the sum of the squares of 1..10?\n\n```python\nprint(sum(i * i for i in range(1, 11)))\n```"
+
+// demo creates the demo install through the API, runs one turn through
+// the API and prints its transcript, usage and cost, and how to call it.
+func demo(ctx context.Context, base string, secret []byte, cfg app.Config, out *os.File) error {
+	now := time.Now()
+	admin, err := mintToken(secret, "commonly-backend", []string{handler.ServiceScope}, 24*time.Hour, now)
+	if err != nil {
+		return err
+	}
+	user, err := mintToken(secret, demoUser, nil, 24*time.Hour, now)
+	if err != nil {
+		return err
+	}
+	status, body, err := call(ctx, http.MethodPut, base+"/v1/installs/"+demoInstall, admin, nil,
+		`{"userId":"`+demoUser+`","podId":"demo-pod","agentName":"demo-agent"}`)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusCreated && status != http.StatusOK {
+		return fmt.Errorf("create demo install: %d %s", status, body)
+	}
+	fmt.Fprintf(out, "Demo install %q created for user %q (engine %s).\n\n", demoInstall, demoUser, cfg.DefaultEngine)
+
+	fmt.Fprintln(out, "Demo turn: POST /v1/installs/demo-install/turns (Prefer: wait=25)")
+	fmt.Fprintln(out, indent(demoMessage, "  > "))
+	status, body, err = call(ctx, http.MethodPost, base+"/v1/installs/"+demoInstall+"/turns", user,
+		map[string]string{"Prefer": "wait=25", "Idempotency-Key": fmt.Sprintf("demo-%d", now.UnixNano())},
+		mustJSON(map[string]string{"message": demoMessage, "trigger": "demo"}))
+	if err != nil {
+		return err
+	}
+	var run runs.Run
+	if status != http.StatusOK || json.Unmarshal(body, &run) != nil {
+		fmt.Fprintf(out, "  answer %d: %s\n", status, body)
+	} else {
+		printRun(out, &run)
+	}
+	if _, body, err = call(ctx, http.MethodGet, base+"/v1/me/usage", user, nil, ""); err == nil {
+		fmt.Fprintf(out, "\nUsage today (GET /v1/me/usage): %s\n", bytes.TrimSpace(body))
+	}
+
+	fmt.Fprintf(out, "\nTry it (token valid 24 h):\n\n  TOKEN=%s\n\n", user)
+	fmt.Fprintf(out, "  curl -s -X POST %s/v1/installs/%s/turns \\\n    -H \"Authorization: Bearer $TOKEN\" -H 'Content-Type: application/json' -H 'Prefer: wait=20' \\\n    -d '{\"message\":\"search: serverless agent runtimes\"}'\n\n", base, demoInstall)
+	fmt.Fprintf(out, "  curl -s %s/v1/me/usage -H \"Authorization: Bearer $TOKEN\"\n", base)
+	fmt.Fprintf(out, "\nA token for any user: go run ./infra/local token USER_ID   (add \"admin\" for the service scope)\n")
+	return nil
+}
+
+func printRun(out io.Writer, r *runs.Run) {
+	fmt.Fprintf(out, "\n  run %s: %s", r.RunID, r.Status)
+	if r.ErrorKind != "" {
+		fmt.Fprintf(out, " (%s: %s)", r.ErrorKind, r.ErrorMessage)
+	}
+	fmt.Fprintln(out)
+	for _, s := range r.Steps {
+		fmt.Fprintf(out, "  step %d  model %s  tokens %d in (%d cached) / %d out  %d ms  %s\n",
+			s.Index+1, s.Model, s.PromptTokens, s.CachedPromptTokens, s.CompletionTokens, s.ElapsedMs, s.CostMicros)
+		for _, tc := range s.ToolCalls {
+			res := "ok"
+			if !tc.OK {
+				res = "error: " + tc.Error
+			}
+			fmt.Fprintf(out, "    tool %s %s -> %s (%d ms)\n", tc.Name, oneLine(tc.Args, 100), res, tc.ElapsedMs)
+			if c := tc.CodeRun; c != nil {
+				fmt.Fprintf(out, "      ran %s, %d chars, exit %s, %d ms\n", c.Language, c.CodeChars, c.ExitKind, c.DurationMs)
+			}
+		}
+	}
+	if r.FinalMessage != "" {
+		fmt.Fprintln(out, "  final message:")
+		fmt.Fprintln(out, indent(r.FinalMessage, "  < "))
+	}
+	fmt.Fprintf(out, "  tokens: %d prompt (%d cached), %d completion\n", r.Tokens.Prompt, r.Tokens.CachedPrompt, r.Tokens.Completion)
+	fmt.Fprintf(out, "  cost:   %s (model %s, sandbox %s, search %s; prices %s)\n",
+		r.CostMicros, r.Cost.ModelMicros, r.Cost.SandboxMicros, r.Cost.SearchMicros, r.Cost.PriceVersion)
+}
+
+func call(ctx context.Context, method, url, token string, headers map[string]string, body string) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 40*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return res.StatusCode, b, err
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

@@ -1,0 +1,152 @@
+// Command local runs the whole turn stack on one machine: an embedded
+// DynamoDB-compatible server, the turn function behind a local API
+// Gateway (HTTP API v2 events, HS256 JWT authorizer), inline dispatch,
+// and a demo install and turn. No cloud account, no Docker.
+//
+//	go run ./infra/local            # serve on 127.0.0.1:8080
+//	go run ./infra/local token SUB  # print a token for SUB (add "admin" for the service scope)
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/commonly/runtime/functions/turn/app"
+	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/shared/store/embedded"
+)
+
+// DefaultJWTSecret is the local signing secret when LOCAL_JWT_SECRET is
+// unset. It is printed at start: local tokens protect nothing.
+const DefaultJWTSecret = "commonly-local-dev-secret"
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "local:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, out *os.File) error {
+	secret := []byte(envOr(getenv, "LOCAL_JWT_SECRET", DefaultJWTSecret))
+	if len(args) > 0 && args[0] == "token" {
+		return printToken(args[1:], secret, out)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	env := localEnv(getenv)
+	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+
+	db, err := embedded.StartWithTables(ctx, envOr(getenv, "LOCAL_DYNAMODB_ADDR", "127.0.0.1:0"), cfg.Tables)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// The real SDK client, pointed at the embedded server through the
+	// standard endpoint variable, exactly as it would be at any endpoint.
+	os.Setenv("AWS_ENDPOINT_URL_DYNAMODB", db.URL)
+	for k, v := range map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"} {
+		if os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("aws config: %w", err)
+	}
+	built, err := app.Build(ctx, cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg), Log: log})
+	if err != nil {
+		return err
+	}
+
+	addr := "127.0.0.1:" + envOr(getenv, "PORT", "8080")
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	gw := &gateway{secret: secret, invoke: built.Handler.HandleHTTP, now: time.Now, log: log}
+	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	base := "http://" + ln.Addr().String()
+
+	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  DynamoDB:   %s (embedded, tables %s, %s)\n  dispatch:   %s\n  model:      %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
+		base, db.URL, cfg.Tables.State, cfg.Tables.Runs, cfg.Dispatch, modelLabel(cfg), secret)
+	if err := demo(ctx, base, secret, cfg, out); err != nil {
+		fmt.Fprintln(out, "demo failed:", err)
+	}
+	fmt.Fprintln(out, "\nServing; Ctrl-C to stop.")
+
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdown)
+}
+
+// localEnv is the process environment with the local stack's defaults.
+func localEnv(getenv func(string) string) map[string]string {
+	env := map[string]string{
+		"STATE_TABLE": "commonly-state", "RUNS_TABLE": "commonly-runs", "TURN_DISPATCH": app.DispatchInline,
+	}
+	for _, k := range []string{"STATE_TABLE", "RUNS_TABLE", "TURN_DISPATCH", "HOSTED_ENGINE", "PLAN_TURN_LIMITS", "INSTALL_CACHE_TTL",
+		"DO_RUNTIME_URL", "DO_RUNTIME_TOKEN", "LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", "LLM_TIMEOUT", "TURN_MAX_USD", "PRICE_TABLE_FILE",
+		"BROKER_URL", "BROKER_TOKEN", "COMMONLY_API_URL", "SEARCH_PROVIDER", "SEARCH_API_KEY", "SEARCH_API_URL", "GITHUB_API_URL",
+		"E2B_API_KEY", "E2B_DOMAIN", "E2B_API_URL", "E2B_SANDBOX_URL", "E2B_TEMPLATE", "AWS_LAMBDA_FUNCTION_NAME"} {
+		if v := getenv(k); v != "" {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+func modelLabel(cfg app.Config) string {
+	if cfg.LLMBaseURL == "" {
+		return "offline model (no LLM_BASE_URL): deterministic, in-process"
+	}
+	return cfg.LLMModel + " at " + cfg.LLMBaseURL
+}
+
+func envOr(getenv func(string) string, k, def string) string {
+	if v := getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func printToken(args []string, secret []byte, out *os.File) error {
+	if len(args) == 0 {
+		return errors.New("usage: local token SUB [admin]")
+	}
+	var scopes []string
+	if len(args) > 1 && args[1] == "admin" {
+		scopes = []string{handler.ServiceScope}
+	}
+	tok, err := mintToken(secret, args[0], scopes, 24*time.Hour, time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, tok)
+	return nil
+}
