@@ -19,12 +19,9 @@ type Error struct {
 	Err     error
 }
 
-func (e *Error) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("%s: %s: %v", e.Kind, e.Message, e.Err)
-	}
-	return fmt.Sprintf("%s: %s", e.Kind, e.Message)
-}
+// Error is the record's view (kind and message); the cause is reachable
+// with errors.Is and errors.As.
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Kind, e.Message) }
 
 func (e *Error) Unwrap() error { return e.Err }
 

@@ -104,7 +104,6 @@ func isConditionFailed(err error) (*types.ConditionalCheckFailedException, bool)
 
 func encodeTime(t time.Time) types.AttributeValue { return str(t.UTC().Format(time.RFC3339Nano)) }
 
-
 // marshalRun encodes a run, leaving out empty lists: a missing list reads
 // back as empty, and not every DynamoDB-compatible server keeps `L: []`.
 func marshalRun(r *runs.Run) (map[string]types.AttributeValue, error) {

@@ -70,8 +70,9 @@ type Usage struct {
 type FatalError struct {
 	Kind runs.ErrorKind
 	Err  error
-	// BeforeOutput marks failures that deserve a refund of the turn when
-	// no model output was produced yet (infrastructure failures).
+	// Infrastructure marks failures that are ours, not the model's or the
+	// user's (a sandbox lost mid-turn): the turn is refunded to the user's
+	// daily ceiling.
 	Infrastructure bool
 }
 

@@ -1,0 +1,71 @@
+# Commonly hosted-turn runtime. `make run` and `make test` set up a fresh
+# machine themselves: Debian packages, pinned Go tools, everything built here.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+GO ?= go
+GOBIN := $(shell $(GO) env GOPATH)/bin
+export PATH := $(GOBIN):$(PATH)
+
+STATICCHECK_VERSION := v0.8.2
+BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
+RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+FUNCTIONS := turn reaper alarm
+# Lambda architecture of the bootstraps (x86_64 so they also run here under the RIE).
+LAMBDA_GOARCH ?= amd64
+FUZZTIME ?= 10s
+
+.PHONY: run test deps tools build lint unit fuzz bench-smoke bench clean
+
+## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080) and run the demo turn
+run: deps
+	$(GO) run ./infra/local
+
+## test: formatting, vet, staticcheck, every test, a short fuzz run, each benchmark once, the RIE invoke test
+test: deps tools build lint unit fuzz bench-smoke
+
+## deps: Debian packages the local sandbox needs (bubblewrap, python3, node)
+deps:
+	@missing=""; \
+	command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
+	[ -x /usr/bin/python3 ] || missing="$$missing python3"; \
+	command -v node >/dev/null || missing="$$missing nodejs"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+## tools: pinned Go tools from the module proxy
+tools: $(GOBIN)/staticcheck $(GOBIN)/benchstat $(GOBIN)/aws-lambda-rie
+$(GOBIN)/staticcheck:
+	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+$(GOBIN)/benchstat:
+	$(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
+$(GOBIN)/aws-lambda-rie:
+	$(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
+
+## build: one stripped `bootstrap` per function for provided.al2023, in bin/<function>/
+build:
+	@for f in $(FUNCTIONS); do \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+	    -o bin/$$f/bootstrap ./functions/$$f; \
+	done
+	@ls -l bin/*/bootstrap | awk '{print $$5, $$9}'
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	staticcheck ./...
+
+unit:
+	RIE_BIN=$(GOBIN)/aws-lambda-rie TURN_BOOTSTRAP=$(CURDIR)/bin/turn/bootstrap $(GO) test -count=1 ./...
+
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzReadExecution -fuzztime=$(FUZZTIME) ./shared/sandbox/e2b
+
+bench-smoke:
+	$(GO) test -run='^$$' -bench=. -benchtime=1x ./...
+
+clean:
+	rm -rf bin

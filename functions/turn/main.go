@@ -1,0 +1,52 @@
+// Command turn is the turn Lambda function: the HTTP API (API Gateway
+// HTTP API v2 events) and the asynchronous turn dispatches.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	lambdastart "github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/commonly/runtime/functions/turn/app"
+)
+
+func main() {
+	log := lambdacontext.NewLogger()
+	slog.SetDefault(log)
+	h, err := setup(context.Background(), log)
+	if err != nil {
+		// A misconfigured function must not serve: fail the init phase.
+		log.Error("turn function cannot start", "err", err)
+		os.Exit(1)
+	}
+	lambdastart.Start(h)
+}
+
+// setup loads the configuration and builds the clients once per container.
+func setup(ctx context.Context, log *slog.Logger) (func(context.Context, []byte) (any, error), error) {
+	cfg, err := app.LoadConfig(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	built, err := app.Build(ctx, cfg, app.Deps{
+		Dynamo: dynamodb.NewFromConfig(awsCfg),
+		Lambda: lambda.NewFromConfig(awsCfg),
+		Log:    log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, payload []byte) (any, error) {
+		return built.Handler.Invoke(ctx, payload)
+	}, nil
+}

@@ -1,0 +1,148 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/tools"
+)
+
+// maxLoggedName bounds a tool name in records and logs: the name is the
+// model's text, and an unknown one can be anything.
+const maxLoggedName = 128
+
+// dispatch runs one tool call of a model answer. Whatever happens short
+// of ending the turn, exactly one tool message answers the call id, as
+// the API requires before the next model call. A returned error ends the
+// turn; refund is the fatal tool error's Infrastructure flag.
+func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) (e *Error, refund bool) {
+	if ctx.Err() != nil {
+		return interrupted(context.Cause(ctx)), false
+	}
+	started := tr.now()
+	if e := tr.budget.beforeTool(started, spentBy(tr.run)); e != nil {
+		return e, false
+	}
+	name := truncate(call.Name, maxLoggedName)
+	rec := runs.ToolCall{ID: call.ID, Name: name, Args: truncate(call.Arguments, MaxRecordedArgs)}
+
+	if n := tr.repeat.see(call.Name, call.Arguments); n >= tr.budget.limits.RepeatLimit {
+		rec.Error = "not run: the same call was repeated"
+		tr.record(step, rec)
+		return &Error{Kind: runs.ErrTurnCap, Message: fmt.Sprintf(
+			"the model called tool %s with the same arguments %d times in a row", name, n)}, false
+	}
+	// The gate again: a model can name a tool it was not offered.
+	tool, ok := tr.tools.Lookup(call.Name)
+	if !ok {
+		tr.refuse(step, rec, fmt.Sprintf("tool %s is not available", name))
+		return nil, false
+	}
+	args, err := parseArgs(call.Arguments)
+	if err != nil {
+		tr.refuse(step, rec, fmt.Sprintf("invalid arguments for tool %s: %v", name, err))
+		return nil, false
+	}
+
+	callCtx, cancel := context.WithTimeout(ctx, tr.budget.remaining(started))
+	res := tool.Call(callCtx, tr.t.Env, args)
+	cancel()
+	rec.ElapsedMs = tr.now().Sub(started).Milliseconds()
+	rec.CodeRun = res.CodeRun
+	if res.Posted {
+		tr.posted = true
+		tr.run.PostedToPod = true
+	}
+	// Priced before anything else: a fatal or failed call still ran.
+	if e := tr.chargeTool(res.Usage); e != nil {
+		rec.Error = "not priced"
+		tr.record(step, rec)
+		return e, false
+	}
+	if f := res.Fatal; f != nil {
+		// Not the model's to handle: it is not told, the turn ends.
+		rec.Error = runs.TruncateError(f.Error())
+		tr.record(step, rec)
+		kind := f.Kind
+		if kind == "" {
+			kind = runs.ErrToolError
+		}
+		return &Error{Kind: kind, Err: f, Message: runs.TruncateError(fmt.Sprintf("tool %s failed: %v", name, f.Err))}, f.Infrastructure
+	}
+
+	var content string
+	if res.Err != nil {
+		msg := toolErrorText(name, res.Err)
+		rec.Error = msg
+		content = errContent(msg)
+	} else if c, err := okContent(res.Output); err != nil {
+		tr.log.Error("tool output not encodable", "step", step, "tool", name, "error", err)
+		rec.Error = fmt.Sprintf("tool %s returned output that could not be encoded", name)
+		content = errContent(rec.Error)
+	} else {
+		rec.OK = true
+		content = c
+	}
+	tr.record(step, rec)
+	tr.reply(call.ID, content)
+	return nil, false
+}
+
+// refuse answers a call that was not run.
+func (tr *turn) refuse(step int, rec runs.ToolCall, msg string) {
+	rec.Error = msg
+	tr.record(step, rec)
+	tr.reply(rec.ID, errContent(msg))
+}
+
+func (tr *turn) record(step int, rec runs.ToolCall) {
+	s := &tr.run.Steps[step]
+	s.ToolCalls = append(s.ToolCalls, rec)
+	tr.log.Info("tool call", "step", step, "tool", rec.Name, "elapsedMs", rec.ElapsedMs, "ok", rec.OK)
+}
+
+func (tr *turn) reply(callID, content string) {
+	tr.messages = append(tr.messages, llm.Message{Role: llm.RoleTool, ToolCallID: callID, Content: content})
+}
+
+// toolErrorText is what the model and the record are told of a failed
+// call; a deadline gets a plain sentence rather than Go's wording.
+func toolErrorText(name string, err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("tool %s timed out", name)
+	case errors.Is(err, context.Canceled):
+		return fmt.Sprintf("tool %s was cancelled", name)
+	}
+	return runs.TruncateError(err.Error())
+}
+
+// chargeTool prices a tool call's usage onto the run. Every part that can
+// be priced is charged even when another fails.
+func (tr *turn) chargeTool(u tools.Usage) *Error {
+	var errs []error
+	if u.SearchQueries > 0 {
+		c, err := tr.l.Pricer.SearchCost(tr.l.SearchProvider, u.SearchQueries)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("search on %q: %w", tr.l.SearchProvider, err))
+		} else {
+			tr.run.Cost.SearchMicros += c
+		}
+	}
+	if u.SandboxMillis > 0 {
+		c, err := tr.l.Pricer.SandboxCost(tr.l.SandboxProvider, u.SandboxMillis)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sandbox on %q: %w", tr.l.SandboxProvider, err))
+		} else {
+			tr.run.Cost.SandboxMicros += c
+		}
+	}
+	tr.run.CostMicros = tr.run.Cost.Total()
+	if len(errs) > 0 {
+		return configError("pricing a tool call: %v", errors.Join(errs...))
+	}
+	return nil
+}

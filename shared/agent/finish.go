@@ -1,0 +1,89 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/commonly/runtime/shared/runs"
+)
+
+// answerFinish reports the finish reasons of a complete answer. "length"
+// is one: the answer hit the output cap but is the model's answer, and a
+// capped answer serves the user better than none. Anything else without
+// tool calls (content_filter, DeepSeek's insufficient_system_resource,
+// values we do not know) is an abnormal ending.
+func answerFinish(reason string) bool {
+	switch reason {
+	case "stop", "length", "tool_calls", "":
+		return true
+	}
+	return false
+}
+
+// answer ends the turn on a model answer without tool calls.
+//
+// A failed post does not fail the turn: the answer exists and was paid
+// for, so the run succeeds with its finalMessage and postedToPod=false,
+// the error is logged and returned in Outcome.PostErr for the caller's
+// metrics. errorMessage stays empty, since clients read it with errorKind
+// and a succeeded run has neither.
+func (tr *turn) answer(ctx context.Context, content, reason string) Outcome {
+	if reason == "content_filter" {
+		return tr.finish(&Error{Kind: runs.ErrGuardrailBlocked, Message: msgGuardrail}, false)
+	}
+	empty := strings.TrimSpace(content) == ""
+	switch {
+	case empty && tr.posted:
+		// The model answered through a post tool and has nothing to add.
+	case empty:
+		return tr.finish(&Error{Kind: runs.ErrLLM, Message: fmt.Sprintf(
+			"the model returned an empty answer (finish reason %q)", reason)}, false)
+	case !answerFinish(reason):
+		return tr.finish(&Error{Kind: runs.ErrLLM, Message: fmt.Sprintf(
+			"the model's answer ended abnormally (finish reason %q)", truncate(reason, 64))}, false)
+	}
+	tr.run.FinalMessage = content
+	var postErr error
+	if !tr.posted && !empty {
+		postErr = tr.post(ctx, content)
+	}
+	out := tr.finish(nil, false)
+	out.PostErr = postErr
+	return out
+}
+
+// post delivers the final answer with at least PostGrace to do it.
+func (tr *turn) post(ctx context.Context, content string) error {
+	started := tr.now()
+	pctx, cancel := context.WithTimeout(ctx, max(tr.budget.remaining(started), tr.budget.limits.PostGrace))
+	defer cancel()
+	err := tr.l.Poster.Post(pctx, tr.t.Env, content)
+	elapsed := tr.now().Sub(started).Milliseconds()
+	if err != nil {
+		tr.log.Error("posting the final answer failed", "elapsedMs", elapsed, "error", err)
+		return fmt.Errorf("post final answer: %w", err)
+	}
+	tr.run.PostedToPod = true
+	tr.log.Info("posted the final answer", "elapsedMs", elapsed)
+	return nil
+}
+
+// finish puts the run in its final status; e nil means succeeded. Every
+// return of Run goes through here.
+func (tr *turn) finish(e *Error, refund bool) Outcome {
+	r := tr.run
+	r.CostMicros = r.Cost.Total()
+	done := tr.now().UTC()
+	r.CompletedAt = &done
+	attrs := []any{"steps", len(r.Steps), "tokens", r.Tokens.Total, "costMicros", int64(r.CostMicros),
+		"elapsedMs", done.Sub(tr.budget.start).Milliseconds(), "postedToPod", r.PostedToPod}
+	if e == nil {
+		r.Status, r.ErrorKind, r.ErrorMessage = runs.StatusSucceeded, "", ""
+		tr.log.Info("turn finished", append(attrs, "status", r.Status)...)
+		return Outcome{}
+	}
+	r.Status, r.ErrorKind, r.ErrorMessage = e.status(), e.Kind, runs.TruncateError(e.Message)
+	tr.log.Info("turn finished", append(attrs, "status", r.Status, "errorKind", e.Kind, "refund", refund)...)
+	return Outcome{Refund: refund, Err: e}
+}

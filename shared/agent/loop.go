@@ -1,0 +1,230 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/tools"
+)
+
+// Loop runs native turns. Its fields are configuration, read and never
+// written by Run, so one Loop serves concurrent turns.
+type Loop struct {
+	Model  Model
+	Pricer Pricer
+	Poster Poster
+
+	// ModelName is the proxy's model name: sent on every call, and the
+	// key the calls are priced under.
+	ModelName string
+	// MaxOutputTokens caps each call's output, reasoning included; zero
+	// means DefaultMaxOutputTokens.
+	MaxOutputTokens int64
+	Limits          Limits
+	// SearchProvider and SandboxProvider name the providers tool usage is
+	// priced for.
+	SearchProvider  string
+	SandboxProvider string
+
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives ids, counts and timings, never message text; nil
+	// discards.
+	Logger *slog.Logger
+}
+
+// Validate reports a configuration the loop cannot run with, so main can
+// refuse to start instead of failing every turn.
+func (l *Loop) Validate() error {
+	var errs []error
+	if l.Model == nil {
+		errs = append(errs, errors.New("no model client"))
+	}
+	if l.Pricer == nil {
+		errs = append(errs, errors.New("no pricer"))
+	}
+	if l.Poster == nil {
+		errs = append(errs, errors.New("no poster"))
+	}
+	if l.ModelName == "" {
+		errs = append(errs, errors.New("no model name"))
+	}
+	if l.MaxOutputTokens < 0 {
+		errs = append(errs, fmt.Errorf("max output tokens %d is negative", l.MaxOutputTokens))
+	}
+	return errors.Join(errs...)
+}
+
+// Turn is one turn to run.
+type Turn struct {
+	// Run is the turn's record, already running. The loop fills Steps,
+	// Tokens, Cost, CostMicros, FinalMessage, PostedToPod and, on return,
+	// Status, ErrorKind, ErrorMessage and CompletedAt. It does not set
+	// Refunded: the caller does, with the write that gives the turn back.
+	Run *runs.Run
+	// System is the system prompt; empty sends none.
+	System string
+	// Message is the user's message.
+	Message string
+	// Tools is the gate's decision for this install; nil offers none.
+	Tools Toolset
+	// Env is passed to every tool call and to the final post.
+	Env tools.Env
+	// Checkpoint saves the run's progress between model calls, so a
+	// client polling the run sees its steps. It is not called for the
+	// final state, which the caller writes once when Run returns: with
+	// that write a turn costs one store call per model call. Optional; a
+	// failed checkpoint is logged and the turn goes on.
+	Checkpoint func(ctx context.Context, r *runs.Run) error
+}
+
+// Outcome is what the caller needs beyond the run itself.
+type Outcome struct {
+	// Refund is true when the turn failed for an infrastructure reason
+	// before any model output, so it goes back to the user's daily
+	// ceiling.
+	Refund bool
+	// Err is why the turn did not succeed (an *Error), nil when it did.
+	Err error
+	// PostErr is set when the turn succeeded but its final answer could
+	// not be posted to the pod.
+	PostErr error
+}
+
+// Run runs one turn to a final status, on every path: bounds, model and
+// tool failures, cancellation and panics all end in a final run that the
+// caller writes once.
+func (l *Loop) Run(ctx context.Context, t Turn) (out Outcome) {
+	if t.Run == nil {
+		return Outcome{Err: configError("agent: the turn has no run")}
+	}
+	if t.Run.Status.Final() {
+		// A final run never changes; running it again would charge twice.
+		return Outcome{Err: configError("agent: run %s is already %s", t.Run.RunID, t.Run.Status)}
+	}
+	tr := l.newTurn(t)
+	defer func() {
+		if p := recover(); p != nil {
+			tr.log.Error("turn panicked", "step", len(tr.run.Steps)-1, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			out = tr.finish(&Error{Kind: runs.ErrUnknown, Message: msgInternal, Err: fmt.Errorf("panic: %v", p)}, false)
+		}
+	}()
+	if err := l.Validate(); err != nil {
+		// Our misconfiguration, found before any model call: the user
+		// keeps the turn.
+		return tr.finish(configError("agent: %v", err), true)
+	}
+	return tr.loop(ctx)
+}
+
+// turn is the state of one Run.
+type turn struct {
+	l      *Loop
+	t      Turn
+	run    *runs.Run
+	tools  Toolset
+	now    func() time.Time
+	log    *slog.Logger
+	budget budget
+	maxOut int64
+
+	specs     []llm.ToolSpec
+	specBytes int64
+	messages  []llm.Message
+	repeat    repeatBreaker
+	// posted is set when a tool posted to the pod in this turn, so the
+	// final answer is not posted a second time.
+	posted bool
+}
+
+func (l *Loop) newTurn(t Turn) *turn {
+	tr := &turn{l: l, t: t, run: t.Run, tools: t.Tools, now: l.Now, log: l.Logger, maxOut: l.MaxOutputTokens}
+	if tr.now == nil {
+		tr.now = time.Now
+	}
+	if tr.log == nil {
+		tr.log = slog.New(slog.DiscardHandler)
+	}
+	if tr.tools == nil {
+		tr.tools = noTools{}
+	}
+	if tr.maxOut == 0 {
+		tr.maxOut = DefaultMaxOutputTokens
+	}
+	tr.log = tr.log.With("runId", t.Run.RunID, "userId", t.Run.UserID, "installId", t.Run.InstallID)
+	// The wall clock runs from the run's recorded start (its claim), so
+	// time the caller spent before calling Run counts; a missing start, or
+	// one ahead of our clock, falls back to now.
+	start := tr.now()
+	if s := t.Run.StartedAt; s != nil && !s.IsZero() && s.Before(start) {
+		start = *s
+	}
+	tr.budget = newBudget(l.Limits.withDefaults(), start)
+	return tr
+}
+
+// loop alternates model calls and their tool calls until the model
+// answers without tools or a bound, failure or cancellation ends the turn.
+func (tr *turn) loop(ctx context.Context) Outcome {
+	tr.run.Cost.PriceVersion = tr.l.Pricer.Version()
+	tr.specs = tr.tools.Specs()
+	tr.specBytes = specBytes(tr.specs)
+	if tr.t.System != "" {
+		tr.messages = append(tr.messages, llm.Message{Role: llm.RoleSystem, Content: tr.t.System})
+	}
+	tr.messages = append(tr.messages, llm.Message{Role: llm.RoleUser, Content: tr.t.Message})
+
+	for {
+		if e, refund := tr.beforeModel(ctx); e != nil {
+			return tr.finish(e, refund)
+		}
+		if len(tr.run.Steps) > 0 {
+			tr.checkpoint(ctx)
+		}
+		resp, e, refund := tr.callModel(ctx)
+		if e != nil {
+			return tr.finish(e, refund)
+		}
+		msg := resp.Message
+		if len(msg.ToolCalls) == 0 {
+			return tr.answer(ctx, msg.Content, resp.FinishReason)
+		}
+		// Echoed back as received (ids, arguments, reasoning): the API
+		// rejects a history that differs from what it produced.
+		if msg.Role == "" {
+			msg.Role = llm.RoleAssistant
+		}
+		tr.messages = append(tr.messages, msg)
+		step := len(tr.run.Steps) - 1
+		for _, call := range msg.ToolCalls {
+			if e, refund := tr.dispatch(ctx, step, call); e != nil {
+				return tr.finish(e, refund)
+			}
+		}
+	}
+}
+
+// checkpoint saves progress. Its failure does not end the turn: the
+// checkpoint only shows progress, and the final write records the run.
+func (tr *turn) checkpoint(ctx context.Context) {
+	if tr.t.Checkpoint == nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, tr.budget.remaining(tr.now()))
+	defer cancel()
+	if err := tr.t.Checkpoint(cctx, tr.run); err != nil {
+		tr.log.Warn("checkpoint failed", "step", len(tr.run.Steps)-1, "error", err)
+	}
+}
+
+// noTools is the toolset of a turn offered none.
+type noTools struct{}
+
+func (noTools) Specs() []llm.ToolSpec            { return nil }
+func (noTools) Lookup(string) (tools.Tool, bool) { return nil, false }

@@ -1,0 +1,85 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/runs"
+)
+
+// beforeModel is the gate before every model call: cancellation, then the
+// budget, then the money bound with the call's worst case. refund is set
+// for a pricing failure before the first call (our configuration).
+func (tr *turn) beforeModel(ctx context.Context) (e *Error, refund bool) {
+	if ctx.Err() != nil {
+		return interrupted(context.Cause(ctx)), false
+	}
+	s := spentBy(tr.run)
+	if e := tr.budget.beforeModel(tr.now(), s); e != nil {
+		return e, false
+	}
+	prompt := estimateTokens(messageBytes(tr.messages) + tr.specBytes)
+	worst, err := tr.l.Pricer.WorstCase(tr.l.ModelName, prompt, tr.maxOut)
+	if err != nil {
+		return configError("pricing the next call to %s: %v", tr.l.ModelName, err), s.calls == 0
+	}
+	return tr.budget.affordable(s, worst), false
+}
+
+// callModel makes one model call under the turn's remaining wall time
+// and records it as a step, priced at the time the call was made.
+func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error, bool) {
+	index := len(tr.run.Steps)
+	started := tr.now()
+	callCtx, cancel := context.WithTimeout(ctx, tr.budget.remaining(started))
+	defer cancel()
+	resp, err := tr.l.Model.Complete(callCtx, llm.Request{
+		Model:     tr.l.ModelName,
+		Messages:  tr.messages,
+		Tools:     tr.specs,
+		User:      tr.run.UserID,
+		MaxTokens: tr.maxOut,
+	})
+	elapsed := tr.now().Sub(started).Milliseconds()
+	if err == nil && resp == nil {
+		err = fmt.Errorf("%w: no response", llm.ErrCall)
+	}
+	if err != nil {
+		e, refund := modelError(ctx, callCtx, err, index == 0, tr.budget)
+		tr.log.Warn("model call failed", "step", index, "elapsedMs", elapsed, "errorKind", e.Kind, "refund", refund)
+		return nil, e, refund
+	}
+
+	u := resp.Usage
+	step := runs.Step{
+		Index:              index,
+		Model:              cmp.Or(resp.Model, tr.l.ModelName),
+		CallID:             resp.CallID,
+		PromptTokens:       u.PromptTokens,
+		CachedPromptTokens: u.CachedPromptTokens,
+		CompletionTokens:   u.CompletionTokens,
+		FinishReason:       resp.FinishReason,
+		ElapsedMs:          elapsed,
+	}
+	tr.run.Tokens.Add(u.PromptTokens, u.CachedPromptTokens, u.CompletionTokens)
+	// Priced under the configured name: the proxy may report the
+	// upstream model's own name, which the price table does not key.
+	cost, perr := tr.l.Pricer.ModelCost(tr.l.ModelName, started, u)
+	if perr == nil {
+		step.CostMicros = cost
+		tr.run.Cost.ModelMicros += cost
+	}
+	tr.run.Steps = append(tr.run.Steps, step)
+	tr.run.CostMicros = tr.run.Cost.Total()
+	tr.log.Info("model call", "step", index, "elapsedMs", elapsed, "finishReason", resp.FinishReason,
+		"promptTokens", u.PromptTokens, "completionTokens", u.CompletionTokens,
+		"toolCalls", len(resp.Message.ToolCalls), "costMicros", int64(step.CostMicros))
+	if perr != nil {
+		// The tokens are on the run, so the call can be repriced; a turn
+		// is never recorded as free because its price was unknown.
+		return nil, configError("pricing call %d to %s: %v", index, tr.l.ModelName, perr), false
+	}
+	return resp, nil, false
+}

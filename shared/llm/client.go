@@ -1,0 +1,82 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// Client calls an OpenAI-compatible chat-completions endpoint.
+type Client struct {
+	chat    openai.ChatCompletionService
+	timeout time.Duration
+	// apiKey is kept only to scrub it from error text.
+	apiKey string
+}
+
+// New builds a Client. It reads nothing from the environment: the SDK's
+// client constructor would pick up ambient OPENAI_* variables, so only the
+// chat-completions service is built, from explicit options.
+func New(cfg Config) (*Client, error) {
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		// The URL itself is not echoed: it may carry credentials.
+		return nil, errors.New("llm: base URL must be an absolute http(s) URL")
+	}
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	if timeout < 0 {
+		return nil, fmt.Errorf("llm: timeout must be positive, got %s", timeout)
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		// No client-level Timeout: the per-call context deadline governs.
+		hc = &http.Client{}
+	}
+	opts := []option.RequestOption{
+		option.WithBaseURL(cfg.BaseURL),
+		option.WithHTTPClient(hc),
+		// A call that reached the model may have been billed; retrying is
+		// the loop's decision, never the SDK's.
+		option.WithMaxRetries(0),
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	return &Client{
+		chat:    openai.NewChatCompletionService(opts...),
+		timeout: timeout,
+		apiKey:  cfg.APIKey,
+	}, nil
+}
+
+// Complete makes one non-streaming chat-completions call.
+//
+// Every failure is a *CallError whose Kind is ErrGuardrail or ErrCall. When
+// a 200 answer ends abnormally (finish_reason length, content_filter,
+// insufficient_system_resource, unknown; an empty completion), the decoded
+// Response is returned together with the error so that the caller can
+// still account the usage it was billed for.
+func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
+	params, err := chatParams(req)
+	if err != nil {
+		return nil, &CallError{Kind: ErrCall, Message: c.scrub(err.Error())}
+	}
+	callCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+
+	var httpResp *http.Response
+	completion, err := c.chat.New(callCtx, params, option.WithResponseInto(&httpResp))
+	if err != nil {
+		return nil, c.failure(ctx, callCtx, httpResp, err)
+	}
+	return c.decode(completion, httpResp)
+}

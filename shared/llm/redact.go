@@ -1,0 +1,41 @@
+package llm
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxMessage bounds CallError.Message, which is stored on the run.
+const maxMessage = 1000
+
+// credentialPattern matches what looks like a bearer credential or an
+// OpenAI-style key, in case a proxy or transport error quotes one that is
+// not this client's own.
+var credentialPattern = regexp.MustCompile(`(?i)bearer\s+\S+|\bsk-[A-Za-z0-9._\-]{4,}`)
+
+// scrub makes text safe to store: the client's API key and anything shaped
+// like a credential are removed, and the result is bounded.
+func (c *Client) scrub(s string) string {
+	if c.apiKey != "" {
+		s = strings.ReplaceAll(s, c.apiKey, "[redacted]")
+	}
+	s = credentialPattern.ReplaceAllString(s, "[redacted]")
+	return clip(s, maxMessage)
+}
+
+// clip bounds s to n bytes without splitting a UTF-8 sequence.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	ellipsis := "…"
+	if n < len(ellipsis) {
+		ellipsis = ""
+	}
+	cut := n - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}

@@ -1,0 +1,101 @@
+package llm
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+)
+
+// CallIDHeader is LiteLLM's id of a call, kept for reconciliation.
+const CallIDHeader = "x-litellm-call-id"
+
+// Finish reasons the client accepts as normal endings; every other value
+// (including DeepSeek's insufficient_system_resource and a missing one)
+// is an abnormal ending.
+const (
+	finishStop          = "stop"
+	finishToolCalls     = "tool_calls"
+	finishLength        = "length"
+	finishContentFilter = "content_filter"
+	finishNoCapacity    = "insufficient_system_resource"
+)
+
+// decode turns a 200 answer into a Response, or a CallError when it is
+// not a usable answer.
+func (c *Client) decode(cc *openai.ChatCompletion, httpResp *http.Response) (*Response, error) {
+	status := http.StatusOK
+	var callID string
+	if httpResp != nil {
+		status = httpResp.StatusCode
+		callID = httpResp.Header.Get(CallIDHeader)
+	}
+	fail := func(kind error, format string, a ...any) *CallError {
+		return &CallError{Kind: kind, Status: status, Message: c.scrub(fmt.Sprintf(format, a...)), Billed: true}
+	}
+	if cc == nil {
+		return nil, fail(ErrCall, "empty response body")
+	}
+	resp := &Response{
+		CallID: callID,
+		Model:  cc.Model,
+		Usage:  parseUsage(cc.JSON.Usage.Raw()),
+	}
+	if len(cc.Choices) == 0 {
+		return resp, fail(ErrCall, "response has no choices")
+	}
+	choice := cc.Choices[0]
+	resp.FinishReason = choice.FinishReason
+	resp.Message = Message{
+		Role:    RoleAssistant,
+		Content: choice.Message.Content,
+		// Kept apart from Content: it is never shown as the answer.
+		ReasoningContent: reasoningContent(choice.Message),
+	}
+	for _, tc := range choice.Message.ToolCalls {
+		if tc.ID == "" || tc.Function.Name == "" {
+			return resp, fail(ErrCall, "tool call without id or name")
+		}
+		resp.Message.ToolCalls = append(resp.Message.ToolCalls, ToolCall{
+			ID:        tc.ID,
+			Name:      tc.Function.Name,
+			Arguments: tc.Function.Arguments,
+		})
+	}
+
+	switch choice.FinishReason {
+	case finishStop, finishToolCalls:
+	case finishContentFilter:
+		return resp, fail(ErrGuardrail, "answer withheld by the provider's content filter")
+	case finishLength:
+		return resp, fail(ErrCall, "answer cut at the token limit (finish_reason length)")
+	case finishNoCapacity:
+		return resp, fail(ErrCall, "answer cut for lack of provider capacity (finish_reason %s)", finishNoCapacity)
+	default:
+		return resp, fail(ErrCall, "abnormal finish_reason %q", clip(choice.FinishReason, 64))
+	}
+	if len(resp.Message.ToolCalls) == 0 && strings.TrimSpace(resp.Message.Content) == "" {
+		if choice.Message.Refusal != "" {
+			// OpenAI's structured refusal: a policy refusal, not a fault.
+			return resp, fail(ErrGuardrail, "the model refused the request")
+		}
+		return resp, fail(ErrCall, "empty completion: no content and no tool calls")
+	}
+	return resp, nil
+}
+
+// reasoningContent reads DeepSeek's reasoning_content, which the SDK keeps
+// among the message's unknown fields. Absent or null reads as "".
+func reasoningContent(m openai.ChatCompletionMessage) string {
+	f, ok := m.JSON.ExtraFields[reasoningField]
+	if !ok {
+		return ""
+	}
+	var s *string
+	if err := json.Unmarshal([]byte(f.Raw()), &s); err != nil || s == nil {
+		return ""
+	}
+	return *s
+}

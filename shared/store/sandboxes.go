@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/sandbox"
+)
+
+// SandboxCreated records a sandbox before its first run, on the live
+// index, so the reaper can find it even if the turn's process dies.
+func (d *Dynamo) SandboxCreated(ctx context.Context, rec sandbox.Record) error {
+	item, err := withKey(rec, keys.Sandbox(rec.SandboxID))
+	if err != nil {
+		return err
+	}
+	item[keys.GSI1PK], item[keys.GSI1SK] = str(keys.LiveValue), str(keys.LiveSort(rec.ExpiresAt))
+	// Kept a day after expiry for audit, then removed by the table's TTL.
+	item["ttl"] = num(rec.ExpiresAt.Add(24 * time.Hour).Unix())
+	if _, err := d.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.tables.State), Item: item}); err != nil {
+		return fmt.Errorf("record sandbox %s: %w", rec.SandboxID, err)
+	}
+	return nil
+}
+
+// SandboxKilled marks a sandbox killed and takes it off the live index.
+// Marking a sandbox that was never recorded is not an error.
+func (d *Dynamo) SandboxKilled(ctx context.Context, sandboxID string, at time.Time) error {
+	_, err := d.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(d.tables.State),
+		Key:                       stateKey(keys.Sandbox(sandboxID)),
+		UpdateExpression:          aws.String("SET #s = :killed, #k = :at REMOVE #g1, #g2"),
+		ConditionExpression:       aws.String("attribute_exists(#pk)"),
+		ExpressionAttributeNames:  map[string]string{"#s": "status", "#k": "killedAt", "#g1": keys.GSI1PK, "#g2": keys.GSI1SK, "#pk": keys.PK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":killed": str(sandbox.StatusKilled), ":at": encodeTime(at)},
+	})
+	if _, ok := isConditionFailed(err); ok {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("mark sandbox %s killed: %w", sandboxID, err)
+	}
+	return nil
+}
+
+// ExpiredSandboxes lists live sandboxes whose lifetime ended before now,
+// oldest first, for the reaper.
+func (d *Dynamo) ExpiredSandboxes(ctx context.Context, now time.Time, limit int32) ([]sandbox.Record, error) {
+	out, err := d.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:              aws.String(d.tables.State),
+		IndexName:              aws.String(keys.LiveIndex),
+		KeyConditionExpression: aws.String("#p = :live AND #s <= :now"),
+		// The sparse index drops killed sandboxes in DynamoDB; the filter
+		// also holds on servers whose indexes keep stale entries.
+		FilterExpression:          aws.String("#st = :running"),
+		ExpressionAttributeNames:  map[string]string{"#p": keys.GSI1PK, "#s": keys.GSI1SK, "#st": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":live": str(keys.LiveValue), ":now": str(keys.LiveSort(now)), ":running": str(sandbox.StatusRunning)},
+		Limit:                     aws.Int32(limit),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("query expired sandboxes: %w", err)
+	}
+	recs := make([]sandbox.Record, 0, len(out.Items))
+	for _, item := range out.Items {
+		var r sandbox.Record
+		if err := attributevalue.UnmarshalMap(item, &r); err != nil {
+			return nil, fmt.Errorf("decode sandbox record: %w", err)
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
