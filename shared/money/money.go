@@ -22,8 +22,9 @@ func PerMillionTokens(usdPerMillion Rate, tokens int64) Micros {
 	if tokens <= 0 || usdPerMillion.nanos <= 0 {
 		return 0
 	}
-	// nanos is micro-dollars*1000 per token: ceil(tokens*nanos/1000).
-	return Micros(ceilDiv(tokens*usdPerMillion.nanos, 1000))
+	// A rate of P USD per 1M tokens is P micro-dollars per token, and
+	// nanos = P*1e9: ceil(tokens*nanos/1e9).
+	return Micros(ceilDiv(tokens*usdPerMillion.nanos, 1_000_000_000))
 }
 
 // Rate is a non-negative price quoted with up to 9 decimal places (for

@@ -1,0 +1,170 @@
+// Package broker is the client of the credential broker. The runtime never
+// stores a user's credentials: each tool call that needs one asks the
+// broker for a short-lived token, uses it for that call and forgets it.
+//
+// # Wire
+//
+// Every request carries the runtime's service credential, BROKER_TOKEN, as
+// "Authorization: Bearer <token>". Path segments are URL-escaped.
+//
+//	GET {BROKER_URL}/v1/users/{userId}/connections/{connector}
+//	200 {"connector": "github", "status": "active" | "revoked" | "expired" | "missing"}
+//	404 the user has no such connection (the same as "missing")
+//
+//	POST {BROKER_URL}/v1/users/{userId}/tokens
+//	Content-Type: application/json
+//	{"audience": "commonly" | "github", "scope": "optional, audience-specific"}
+//	200 {"token": "…", "expiresAt": "2026-08-20T10:05:00Z"}
+//	404 the user has no active connection for that audience
+//
+// For both, 401 and 403 mean the broker refused the service credential;
+// any other status is the broker being unavailable. A "commonly" token
+// lets the runtime act in Commonly as the user; a "github" token is the
+// user's GitHub connection.
+//
+// Errors from this package never hold a token, the service credential or
+// a response body: only the operation, the status and a sentinel.
+package broker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Environment variables main reads to build a Client.
+const (
+	EnvURL   = "BROKER_URL"
+	EnvToken = "BROKER_TOKEN"
+)
+
+// Audiences a token can be asked for.
+const (
+	AudienceCommonly = "commonly"
+	AudienceGitHub   = "github"
+)
+
+// Connection statuses.
+const (
+	StatusActive  = "active"
+	StatusRevoked = "revoked"
+	StatusExpired = "expired"
+	StatusMissing = "missing"
+)
+
+var (
+	// ErrNotConnected: the user has no active connection for the audience.
+	ErrNotConnected = errors.New("broker: user not connected")
+	// ErrUnauthorized: the broker refused the runtime's service credential.
+	ErrUnauthorized = errors.New("broker: service credential refused")
+	// ErrUnavailable: the broker could not be reached or answered badly.
+	ErrUnavailable = errors.New("broker: unavailable")
+)
+
+// maxResponse bounds what is read from the broker: its answers are tiny.
+const maxResponse = 64 << 10
+
+// defaultTimeout applies when New is given no client.
+const defaultTimeout = 10 * time.Second
+
+// Client asks the broker about a user's connections and for tokens.
+type Client struct {
+	base  *url.URL
+	token string
+	hc    *http.Client
+}
+
+// New builds a client of the broker at baseURL, authenticating with
+// serviceToken. A nil hc gets a client with a 10-second timeout.
+func New(baseURL, serviceToken string, hc *http.Client) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("broker: %s must be an http(s) URL", EnvURL)
+	}
+	if strings.TrimSpace(serviceToken) == "" {
+		return nil, fmt.Errorf("broker: %s is empty", EnvToken)
+	}
+	if hc == nil {
+		hc = &http.Client{Timeout: defaultTimeout}
+	}
+	return &Client{base: u, token: serviceToken, hc: hc}, nil
+}
+
+// do sends a request and decodes a 200 answer into out. It returns the
+// status for the caller to interpret the non-200 ones it knows about.
+func (c *Client) do(ctx context.Context, method string, segments []string, body, out any) (int, error) {
+	u, err := join(c.base, segments)
+	if err != nil {
+		return 0, err
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, fmt.Errorf("encoding request: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	if err != nil {
+		return 0, fmt.Errorf("%w: building request", ErrUnavailable)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		// The transport error names the URL, which holds only ids.
+		return 0, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return resp.StatusCode, fmt.Errorf("%w (status %d)", ErrUnauthorized, resp.StatusCode)
+	default:
+		return resp.StatusCode, nil
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxResponse)).Decode(out); err != nil {
+		// Not %w: a decoder error can quote the body, which holds a token.
+		return resp.StatusCode, fmt.Errorf("%w: malformed answer", ErrUnavailable)
+	}
+	return resp.StatusCode, nil
+}
+
+// join appends escaped path segments to base. A "." or ".." segment is
+// refused: escaping leaves dots alone, and path cleaning would let an id
+// climb to another endpoint of the broker.
+func join(base *url.URL, segments []string) (*url.URL, error) {
+	escaped := make([]string, len(segments))
+	for i, s := range segments {
+		if s == "." || s == ".." {
+			return nil, fmt.Errorf("broker: %q is not a valid path segment", s)
+		}
+		escaped[i] = url.PathEscape(s)
+	}
+	// JoinPath takes its arguments as already escaped.
+	return base.JoinPath(escaped...), nil
+}
+
+func unexpected(status int) error {
+	return fmt.Errorf("%w (status %d)", ErrUnavailable, status)
+}
+
+func required(fields ...string) error {
+	for i := 0; i < len(fields); i += 2 {
+		if strings.TrimSpace(fields[i+1]) == "" {
+			return fmt.Errorf("broker: %s is empty", fields[i])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package money
+
+import "testing"
+
+func TestPerMillionTokens(t *testing.T) {
+	cases := []struct {
+		rate   string
+		tokens int64
+		want   Micros
+	}{
+		{"0.66", 1_000_000, 660_000},      // $0.66 for a million tokens
+		{"0.66", 1, 1},                    // 0.66 µ$ rounds up to 1
+		{"0.66", 100, 66},                 // exact
+		{"0.007", 1024, 8},                // 7.168 µ$ rounds up
+		{"0.44", 176, 78},                 // 77.44 rounds up
+		{"3.96", 50_000_000, 198_000_000}, // the largest turn the loop allows, at the dearest rate, does not overflow
+		{"0", 1000, 0},
+		{"1.5", 0, 0},
+		{"1.5", -5, 0},
+	}
+	for _, c := range cases {
+		if got := PerMillionTokens(MustRate(c.rate), c.tokens); got != c.want {
+			t.Errorf("PerMillionTokens(%s, %d) = %d, want %d", c.rate, c.tokens, got, c.want)
+		}
+	}
+}
+
+func TestRateTimes(t *testing.T) {
+	cases := []struct {
+		rate string
+		n    int64
+		want Micros
+	}{
+		{"0.005", 1, 5000},  // a search query at $0.005
+		{"0.000028", 1, 28}, // one sandbox second at $0.000028
+		{"0.000028", 35_714, 999_992},
+		{"0.0000001", 1, 1}, // 0.1 µ$ rounds up
+		{"0.5", 0, 0},
+	}
+	for _, c := range cases {
+		if got := MustRate(c.rate).Times(c.n); got != c.want {
+			t.Errorf("%s × %d = %d, want %d", c.rate, c.n, got, c.want)
+		}
+	}
+}
+
+func TestParseRateAndFromUSD(t *testing.T) {
+	if _, err := ParseRate("-1"); err == nil {
+		t.Error("negative rate accepted")
+	}
+	if _, err := ParseRate("0.0000000001"); err == nil {
+		t.Error("rate finer than 9 decimals accepted")
+	}
+	if _, err := ParseRate("abc"); err == nil {
+		t.Error("non-number accepted")
+	}
+	cases := map[string]Micros{"0.25": 250_000, "2": 2_000_000, "0.000001": 1, "0": 0}
+	for in, want := range cases {
+		if got, err := FromUSD(in); err != nil || got != want {
+			t.Errorf("FromUSD(%s) = %d, %v", in, got, err)
+		}
+	}
+	if _, err := FromUSD("0.0000001"); err == nil {
+		t.Error("sub-micro amount accepted")
+	}
+}
+
+func TestString(t *testing.T) {
+	cases := map[Micros]string{0: "$0.000000", 1: "$0.000001", 1_234_567: "$1.234567", -250_000: "-$0.250000"}
+	for m, want := range cases {
+		if got := m.String(); got != want {
+			t.Errorf("%d.String() = %q, want %q", int64(m), got, want)
+		}
+	}
+	if got := MustRate("0.0028").String(); got != "0.0028" {
+		t.Errorf("rate string %q", got)
+	}
+}

@@ -1,0 +1,87 @@
+package github
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/tools"
+)
+
+const (
+	defaultSearchResults = 10
+	maxSearchResults     = 20
+	// maxQuery is GitHub's own limit on a search query.
+	maxQuery = 256
+)
+
+// searchIssues is github_search_issues.
+type searchIssues struct{ c *Client }
+
+func (searchIssues) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
+		Name:        NameSearchIssues,
+		Description: "Search GitHub issues and pull requests visible to the user, with GitHub search syntax (e.g. \"repo:owner/name is:open label:bug crash\").",
+		Parameters: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"query":      map[string]any{"type": "string", "minLength": 1, "maxLength": maxQuery},
+				"maxResults": map[string]any{"type": "integer", "minimum": 1, "maximum": maxSearchResults, "description": fmt.Sprintf("Default %d.", defaultSearchResults)},
+			},
+			"required":             []string{"query"},
+			"additionalProperties": false,
+		},
+	}
+}
+
+func (t searchIssues) Call(ctx context.Context, env tools.Env, args json.RawMessage) tools.Result {
+	var a struct {
+		Query      *string `json:"query"`
+		MaxResults *int    `json:"maxResults"`
+	}
+	if err := tools.DecodeArgs(args, &a); err != nil {
+		return tools.Result{Err: err}
+	}
+	if a.Query == nil || strings.TrimSpace(*a.Query) == "" {
+		return tools.Errorf("%w: query is required", tools.ErrBadArguments)
+	}
+	query := strings.TrimSpace(*a.Query)
+	if utf8.RuneCountInString(query) > maxQuery {
+		return tools.Errorf("%w: query is longer than %d characters", tools.ErrBadArguments, maxQuery)
+	}
+	n := defaultSearchResults
+	if a.MaxResults != nil {
+		n = *a.MaxResults
+	}
+	if n < 1 || n > maxSearchResults {
+		return tools.Errorf("%w: maxResults must be between 1 and %d", tools.ErrBadArguments, maxSearchResults)
+	}
+
+	var answer struct {
+		TotalCount        int        `json:"total_count"`
+		IncompleteResults bool       `json:"incomplete_results"`
+		Items             []apiIssue `json:"items"`
+	}
+	q := url.Values{"q": {query}, "per_page": {strconv.Itoa(n)}}
+	token, err := t.c.get(ctx, env, []string{"search", "issues"}, q, &answer)
+	if err != nil {
+		return tools.Result{Err: err}
+	}
+	issues := []issue{}
+	for _, it := range answer.Items {
+		if len(issues) == n {
+			break
+		}
+		issues = append(issues, present(it, token, false))
+	}
+	out := map[string]any{"totalCount": answer.TotalCount, "issues": issues}
+	if answer.IncompleteResults {
+		out["note"] = "GitHub timed out part of the search: results may be incomplete"
+	}
+	return tools.Result{Output: out}
+}

@@ -1,0 +1,83 @@
+package pod
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/tools"
+)
+
+// postMessage is commonly_post_message.
+type postMessage struct{ c *Client }
+
+func (postMessage) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
+		Name:        NamePostMessage,
+		Description: "Post a message to the pod as this agent. Once you have posted, your final answer is not posted again.",
+		Parameters: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"content": map[string]any{"type": "string", "minLength": 1, "maxLength": maxMessageWrite, "description": "The message text."},
+			},
+			"required":             []string{"content"},
+			"additionalProperties": false,
+		},
+	}
+}
+
+func (t postMessage) Call(ctx context.Context, env tools.Env, args json.RawMessage) tools.Result {
+	var a struct {
+		Content *string `json:"content"`
+	}
+	if err := tools.DecodeArgs(args, &a); err != nil {
+		return tools.Result{Err: err}
+	}
+	if a.Content == nil || strings.TrimSpace(*a.Content) == "" {
+		return tools.Errorf("%w: content is required", tools.ErrBadArguments)
+	}
+	if runes(*a.Content) > maxMessageWrite {
+		return tools.Errorf("%w: content is longer than %d characters", tools.ErrBadArguments, maxMessageWrite)
+	}
+	id, token, err := t.c.post(ctx, env, *a.Content)
+	if err != nil {
+		return tools.Result{Err: err}
+	}
+	return tools.Result{Output: map[string]any{"messageId": scrub(id, token)}, Posted: true}
+}
+
+// Post posts content to env's pod as env's agent: the loop's delivery of
+// the final answer. Long answers are cut to the pod's message bound
+// rather than lost.
+func (c *Client) Post(ctx context.Context, env tools.Env, content string) error {
+	if strings.TrimSpace(content) == "" {
+		return errors.New("pod: nothing to post")
+	}
+	content, _ = head(content, maxMessageWrite)
+	if _, _, err := c.post(ctx, env, content); err != nil {
+		return fmt.Errorf("pod: posting the answer: %w", err)
+	}
+	return nil
+}
+
+// post sends a message and returns its id.
+func (c *Client) post(ctx context.Context, env tools.Env, content string) (id, token string, err error) {
+	if env.AgentName == "" {
+		return "", "", errors.New("pod: the turn has no agent name")
+	}
+	body := map[string]string{"content": content, "agentName": env.AgentName}
+	var answer struct {
+		ID string `json:"id"`
+	}
+	token, err = c.call(ctx, env, http.MethodPost, []string{"api", "v1", "pods", env.PodID, "messages"}, nil, body, &answer)
+	if errors.Is(err, errMalformed) {
+		// A 2xx with a body we cannot read: the message is in the pod, and
+		// reporting a failure would make the model post it again.
+		return "", token, nil
+	}
+	return answer.ID, token, err
+}

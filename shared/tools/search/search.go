@@ -1,0 +1,270 @@
+// Package search is commonly_web_search: a web search made by the runtime
+// itself, over HTTPS to Exa or Tavily, never from inside the sandbox
+// (which has no network and must not see the API key).
+//
+// # Provider wire
+//
+// Exa (SEARCH_PROVIDER=exa, default base https://api.exa.ai):
+//
+//	POST {base}/search
+//	x-api-key: <SEARCH_API_KEY>
+//	{"query", "numResults", "contents": {"text": {"maxCharacters": 500}}}
+//	200 {"results": [{"title", "url", "text", "highlights": [...]}, ...]}
+//
+// Tavily (SEARCH_PROVIDER=tavily, default base https://api.tavily.com):
+//
+//	POST {base}/search
+//	Authorization: Bearer <SEARCH_API_KEY>
+//	{"query", "max_results"}
+//	200 {"results": [{"title", "url", "content"}, ...]}
+//
+// The model sees at most maxResults results of a title, a URL and a
+// snippet of at most 500 characters. Error bodies are never read.
+package search
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/tools"
+)
+
+// Name is the tool's name.
+const Name = "commonly_web_search"
+
+// Providers.
+const (
+	ProviderExa    = "exa"
+	ProviderTavily = "tavily"
+)
+
+// Environment variables of ConfigFromEnv.
+const (
+	EnvProvider = "SEARCH_PROVIDER"
+	EnvAPIKey   = "SEARCH_API_KEY"
+	EnvURL      = "SEARCH_API_URL"
+)
+
+var defaultURLs = map[string]string{
+	ProviderExa:    "https://api.exa.ai",
+	ProviderTavily: "https://api.tavily.com",
+}
+
+const (
+	defaultTimeout    = 20 * time.Second
+	maxResponse       = 2 << 20
+	defaultMaxResults = 5
+	maxMaxResults     = 10
+	maxQuery          = 1000
+	maxSnippet        = 500
+	maxTitle          = 300
+	maxURL            = 2048
+)
+
+// Config wires the tool.
+type Config struct {
+	Provider string // exa or tavily
+	APIKey   string
+	// BaseURL overrides the provider's public endpoint (tests, proxies).
+	BaseURL string
+	// HTTPClient defaults to one with a 20-second timeout.
+	HTTPClient *http.Client
+}
+
+// ConfigFromEnv reads SEARCH_PROVIDER, SEARCH_API_KEY and SEARCH_API_URL;
+// New validates them.
+func ConfigFromEnv(getenv func(string) string) Config {
+	return Config{Provider: getenv(EnvProvider), APIKey: getenv(EnvAPIKey), BaseURL: getenv(EnvURL)}
+}
+
+var _ tools.Tool = (*Tool)(nil)
+
+// Tool is commonly_web_search.
+type Tool struct {
+	provider provider
+	name     string
+	key      string
+	endpoint string
+	hc       *http.Client
+}
+
+// provider builds one search request and reads its answer.
+type provider interface {
+	request(ctx context.Context, endpoint, key, query string, n int) (*http.Request, error)
+	results(body io.Reader) ([]result, error)
+}
+
+// result is one hit as the model sees it.
+type result struct {
+	Title   string `json:"title"`
+	URL     string `json:"url"`
+	Snippet string `json:"snippet"`
+}
+
+// New validates the configuration.
+func New(cfg Config) (*Tool, error) {
+	var p provider
+	switch cfg.Provider {
+	case ProviderExa:
+		p = exa{}
+	case ProviderTavily:
+		p = tavily{}
+	default:
+		return nil, fmt.Errorf("search: %s %q is not %q or %q", EnvProvider, cfg.Provider, ProviderExa, ProviderTavily)
+	}
+	if strings.TrimSpace(cfg.APIKey) == "" {
+		return nil, fmt.Errorf("search: %s is empty", EnvAPIKey)
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = defaultURLs[cfg.Provider]
+	}
+	u, err := url.Parse(strings.TrimRight(base, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("search: %s must be an http(s) URL", EnvURL)
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: defaultTimeout}
+	}
+	return &Tool{provider: p, name: cfg.Provider, key: cfg.APIKey, endpoint: u.JoinPath("search").String(), hc: hc}, nil
+}
+
+// Provider names the provider, which prices the queries.
+func (t *Tool) Provider() string { return t.name }
+
+// Spec describes the tool to the model.
+func (t *Tool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
+		Name:        Name,
+		Description: "Search the web. Returns titles, URLs and short snippets.",
+		Parameters: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"query":      map[string]any{"type": "string", "minLength": 1, "maxLength": maxQuery},
+				"maxResults": map[string]any{"type": "integer", "minimum": 1, "maximum": maxMaxResults, "description": fmt.Sprintf("Default %d.", defaultMaxResults)},
+			},
+			"required":             []string{"query"},
+			"additionalProperties": false,
+		},
+	}
+}
+
+// Call runs one query. Once the request is sent it counts as a query for
+// pricing, whatever the answer: a provider may bill a query it then
+// fails, and a turn is never priced below what it cost.
+func (t *Tool) Call(ctx context.Context, _ tools.Env, args json.RawMessage) tools.Result {
+	var a struct {
+		Query      *string `json:"query"`
+		MaxResults *int    `json:"maxResults"`
+	}
+	if err := tools.DecodeArgs(args, &a); err != nil {
+		return tools.Result{Err: err}
+	}
+	if a.Query == nil || strings.TrimSpace(*a.Query) == "" {
+		return tools.Errorf("%w: query is required", tools.ErrBadArguments)
+	}
+	query := strings.TrimSpace(*a.Query)
+	if runeCount(query) > maxQuery {
+		return tools.Errorf("%w: query is longer than %d characters", tools.ErrBadArguments, maxQuery)
+	}
+	n := defaultMaxResults
+	if a.MaxResults != nil {
+		n = *a.MaxResults
+	}
+	if n < 1 || n > maxMaxResults {
+		return tools.Errorf("%w: maxResults must be between 1 and %d", tools.ErrBadArguments, maxMaxResults)
+	}
+
+	req, err := t.provider.request(ctx, t.endpoint, t.key, query, n)
+	if err != nil {
+		return tools.Errorf("search: building the request failed")
+	}
+	res := tools.Result{Usage: tools.Usage{SearchQueries: 1}}
+	hits, err := t.send(ctx, req)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	res.Output = t.present(hits, n)
+	return res
+}
+
+func (t *Tool) send(ctx context.Context, req *http.Request) ([]result, error) {
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("web search: %w", ctx.Err())
+		}
+		return nil, errors.New("web search: provider unreachable")
+	}
+	defer resp.Body.Close()
+	switch s := resp.StatusCode; {
+	case s == http.StatusOK:
+	case s == http.StatusUnauthorized || s == http.StatusForbidden:
+		return nil, fmt.Errorf("web search: provider refused the credentials (status %d)", s)
+	case s == http.StatusTooManyRequests:
+		return nil, fmt.Errorf("web search: rate limited, try again later (status %d)", s)
+	case s >= 500:
+		return nil, fmt.Errorf("web search: provider unavailable (status %d)", s)
+	default:
+		return nil, fmt.Errorf("web search: provider rejected the query (status %d)", s)
+	}
+	hits, err := t.provider.results(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return nil, errors.New("web search: malformed answer from the provider")
+	}
+	return hits, nil
+}
+
+// present trims the hits for the model: at most n, each field bounded,
+// links only over http(s), and the API key scrubbed should a provider
+// ever echo it.
+func (t *Tool) present(hits []result, n int) map[string]any {
+	out := []result{}
+	for _, h := range hits {
+		if len(out) == n {
+			break
+		}
+		u, err := url.Parse(h.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || len(h.URL) > maxURL || strings.Contains(h.URL, t.key) {
+			continue
+		}
+		out = append(out, result{
+			Title:   clip(t.scrub(h.Title), maxTitle),
+			URL:     h.URL,
+			Snippet: clip(t.scrub(strings.Join(strings.Fields(h.Snippet), " ")), maxSnippet),
+		})
+	}
+	m := map[string]any{"results": out}
+	if len(out) == 0 {
+		m["note"] = "no results"
+	}
+	return m
+}
+
+func (t *Tool) scrub(s string) string { return strings.ReplaceAll(s, t.key, "[redacted]") }
+
+// postJSON builds a JSON POST.
+func postJSON(ctx context.Context, endpoint string, body any) (*http.Request, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	return req, nil
+}
