@@ -1,0 +1,60 @@
+package app
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commonly/runtime/shared/install"
+)
+
+func TestLoadConfig(t *testing.T) {
+	base := map[string]string{"STATE_TABLE": "s", "RUNS_TABLE": "r", "AWS_LAMBDA_FUNCTION_NAME": "turn"}
+	with := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	cfg, err := LoadConfig(with())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Dispatch != DispatchLambda || cfg.DefaultEngine != install.Native || cfg.TurnMaxUSD != 250_000 ||
+		cfg.LLMModel != "deepseek-v4-flash" || cfg.LLMTimeout != 45*time.Second || cfg.InstallCacheTTL != 30*time.Second || cfg.Limits.For("pro") != 200 {
+		t.Errorf("defaults: %+v", cfg)
+	}
+	bad := []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"STATE_TABLE", ""}, "STATE_TABLE"},
+		{[]string{"HOSTED_ENGINE", "workers"}, "HOSTED_ENGINE"},
+		{[]string{"PLAN_TURN_LIMITS", "free=30"}, "PLAN_TURN_LIMITS"},
+		{[]string{"TURN_DISPATCH", "queue"}, "TURN_DISPATCH"},
+		{[]string{"AWS_LAMBDA_FUNCTION_NAME", ""}, "AWS_LAMBDA_FUNCTION_NAME"},
+		{[]string{"TURN_MAX_USD", "-1"}, "TURN_MAX_USD"},
+		{[]string{"LLM_TIMEOUT", "soon"}, "LLM_TIMEOUT"},
+		{[]string{"LLM_BASE_URL", "https://litellm.internal"}, "LLM_API_KEY"},
+		{[]string{"DO_RUNTIME_URL", "ftp://do"}, "DO_RUNTIME_URL"},
+		{[]string{"DO_RUNTIME_URL", "https://do.example"}, "DO_RUNTIME_TOKEN"},
+		{[]string{"SEARCH_PROVIDER", "bing"}, "SEARCH_PROVIDER"},
+	}
+	for _, c := range bad {
+		_, err := LoadConfig(with(c.env...))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: err = %v, want mention of %s", c.env, err, c.want)
+		}
+	}
+	// Every problem is reported at once.
+	_, err = LoadConfig(with("STATE_TABLE", "", "RUNS_TABLE", "", "HOSTED_ENGINE", "x"))
+	for _, want := range []string{"STATE_TABLE", "RUNS_TABLE", "HOSTED_ENGINE"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("joined error misses %s: %v", want, err)
+		}
+	}
+}
