@@ -11,12 +11,12 @@ type CappedBuffer struct {
 	truncated bool
 }
 
-// NewCappedBuffer returns a buffer that keeps at most max bytes.
-func NewCappedBuffer(max int) *CappedBuffer {
-	if max < 0 {
-		max = 0
+// NewCappedBuffer returns a buffer that keeps at most limit bytes.
+func NewCappedBuffer(limit int) *CappedBuffer {
+	if limit < 0 {
+		limit = 0
 	}
-	return &CappedBuffer{max: max}
+	return &CappedBuffer{max: limit}
 }
 
 // Write keeps what fits and reports the whole of p as written: dropping is

@@ -1,0 +1,139 @@
+package e2b
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// ErrNotFound is wrapped by errors of calls on a sandbox that no longer
+// exists (404).
+var ErrNotFound = errors.New("e2b: sandbox not found")
+
+// APIError is an error status of the E2B API, decoded from its
+// {"code","message","error_code"} body.
+type APIError struct {
+	Op     string // what we were doing, e.g. "create sandbox"
+	Status int
+	// Code is the body's code (usually Status again).
+	Code int32
+	// ErrorCode is E2B's open set of machine codes, e.g.
+	// sandbox_capacity_unavailable. Unknown values are kept as they are.
+	ErrorCode string
+	Message   string
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "e2b: %s: status %d", e.Op, e.Status)
+	if e.ErrorCode != "" {
+		fmt.Fprintf(&b, " (%s)", e.ErrorCode)
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	return b.String()
+}
+
+// Unwrap lets errors.Is(err, ErrNotFound) see a 404.
+func (e *APIError) Unwrap() error {
+	if e.Status == http.StatusNotFound {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// Retryable reports whether E2B said to try again later (no capacity,
+// placement timeout).
+func (e *APIError) Retryable() bool {
+	return e.Status == http.StatusServiceUnavailable || e.Status == http.StatusGatewayTimeout
+}
+
+// maxErrorBody bounds how much of an error body we read and keep: it ends
+// up in logs and run records.
+const maxErrorBody = 4 << 10
+
+// maxMessage bounds the message kept from an error body.
+const maxMessage = 300
+
+// apiError reads an error response. The body is the server's words, so it
+// is bounded and scrubbed of our own key in case a proxy echoes headers.
+func (c *Client) apiError(op string, resp *http.Response) *APIError {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	e := &APIError{Op: op, Status: resp.StatusCode}
+	var parsed struct {
+		Code      int32  `json:"code"`
+		Message   string `json:"message"`
+		ErrorCode string `json:"error_code"`
+	}
+	if json.Unmarshal(body, &parsed) == nil {
+		e.Code, e.Message, e.ErrorCode = parsed.Code, parsed.Message, parsed.ErrorCode
+	} else {
+		e.Message = strings.TrimSpace(string(body))
+	}
+	e.Message = c.scrub(e.Message)
+	e.ErrorCode = c.scrub(e.ErrorCode)
+	return e
+}
+
+// scrub bounds s and removes every credential we hold from it.
+func (c *Client) scrub(s string) string {
+	if c.cfg.APIKey != "" {
+		s = strings.ReplaceAll(s, c.cfg.APIKey, "[redacted]")
+	}
+	if len(s) > maxMessage {
+		s = s[:maxMessage] + "…"
+	}
+	return strings.ToValidUTF8(s, "")
+}
+
+// call sends one control-plane request with the API key and decodes a JSON
+// answer into out (when out is not nil) on the wanted status.
+func (c *Client) call(ctx context.Context, op, method, path string, in, out any, want int) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.APITimeout)
+	defer cancel()
+
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Errorf("e2b: %s: encode request: %w", op, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.apiURL+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("e2b: %s: %w", op, err)
+	}
+	req.Header.Set("X-API-Key", c.cfg.APIKey)
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		// The transport error names the URL, never the headers, so the
+		// key does not leak through it.
+		return nil, fmt.Errorf("e2b: %s: %w", op, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != want {
+		return resp, c.apiError(op, resp)
+	}
+	if out != nil {
+		if err := json.NewDecoder(io.LimitReader(resp.Body, maxJSONBody)).Decode(out); err != nil {
+			return resp, fmt.Errorf("e2b: %s: decode response: %w", op, err)
+		}
+	}
+	return resp, nil
+}
+
+// maxJSONBody bounds a control-plane answer: a page of 100 listed
+// sandboxes is a few tens of KiB.
+const maxJSONBody = 8 << 20

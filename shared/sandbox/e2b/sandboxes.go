@@ -1,0 +1,164 @@
+package e2b
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/commonly/runtime/shared/sandbox"
+)
+
+// Metadata keys we attach to every sandbox; the reaper lists by MetaApp.
+const (
+	MetaApp       = "app"
+	MetaRunID     = "runId"
+	MetaUserID    = "userId"
+	MetaInstallID = "installId"
+	MetaDeadline  = "deadline"
+	// AppName is the value of MetaApp on our sandboxes.
+	AppName = "commonly-turns"
+)
+
+// Sandbox is the answer to create (the Sandbox schema).
+type Sandbox struct {
+	TemplateID      string `json:"templateID"`
+	SandboxID       string `json:"sandboxID"`
+	Alias           string `json:"alias,omitempty"`
+	ClientID        string `json:"clientID"`
+	EnvdVersion     string `json:"envdVersion"`
+	EnvdAccessToken string `json:"envdAccessToken,omitempty"`
+	// TrafficAccessToken is issued because public traffic is closed.
+	TrafficAccessToken *string `json:"trafficAccessToken"`
+	Domain             *string `json:"domain"`
+}
+
+// ListedSandbox is one row of the v2 list.
+type ListedSandbox struct {
+	TemplateID  string            `json:"templateID"`
+	Alias       string            `json:"alias,omitempty"`
+	SandboxID   string            `json:"sandboxID"`
+	ClientID    string            `json:"clientID"`
+	StartedAt   time.Time         `json:"startedAt"`
+	EndAt       time.Time         `json:"endAt"`
+	CPUCount    int32             `json:"cpuCount"`
+	MemoryMB    int32             `json:"memoryMB"`
+	DiskSizeMB  int32             `json:"diskSizeMB"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+	State       string            `json:"state"`
+	EnvdVersion string            `json:"envdVersion"`
+}
+
+// SandboxDetail is the answer to get.
+type SandboxDetail struct {
+	ListedSandbox
+	EnvdAccessToken     string   `json:"envdAccessToken,omitempty"`
+	AllowInternetAccess *bool    `json:"allowInternetAccess"`
+	Domain              *string  `json:"domain"`
+	Network             *Network `json:"network,omitempty"`
+	Lifecycle           *struct {
+		AutoResume bool   `json:"autoResume"`
+		OnTimeout  string `json:"onTimeout"`
+	} `json:"lifecycle,omitempty"`
+}
+
+// Network is the sandbox's network policy.
+type Network struct {
+	AllowPublicTraffic *bool    `json:"allowPublicTraffic,omitempty"`
+	AllowOut           []string `json:"allowOut,omitempty"`
+	DenyOut            []string `json:"denyOut,omitempty"`
+}
+
+// newSandbox is the create body. Every field that closes the sandbox is
+// set here, without omitempty, so that no caller can reopen it: the API
+// defaults (15 s TTL, internet on for SDK users) are all wrong for us.
+type newSandbox struct {
+	TemplateID          string            `json:"templateID"`
+	Timeout             int32             `json:"timeout"`
+	AllowInternetAccess bool              `json:"allow_internet_access"`
+	Network             newNetwork        `json:"network"`
+	EnvVars             map[string]string `json:"envVars"`
+	Secure              bool              `json:"secure"`
+	AutoPause           bool              `json:"autoPause"`
+	Metadata            map[string]string `json:"metadata"`
+}
+
+type newNetwork struct {
+	AllowPublicTraffic bool `json:"allowPublicTraffic"`
+}
+
+// CreateSandbox creates a closed sandbox with the given metadata: no
+// internet, no public traffic, no environment variables, secure, killed
+// (not paused) after sandbox.Lifetime. Refusals for capacity are retried
+// with backoff.
+func (c *Client) CreateSandbox(ctx context.Context, metadata map[string]string) (Sandbox, error) {
+	if metadata == nil {
+		metadata = map[string]string{}
+	}
+	body := newSandbox{
+		TemplateID:          c.cfg.Template,
+		Timeout:             int32(sandbox.Lifetime / time.Second),
+		AllowInternetAccess: false,
+		Network:             newNetwork{AllowPublicTraffic: false},
+		EnvVars:             map[string]string{}, // empty, never null: nothing of ours enters
+		Secure:              true,
+		AutoPause:           false,
+		Metadata:            metadata,
+	}
+	wait := c.cfg.RetryBackoff
+	for attempt := 0; ; attempt++ {
+		var sb Sandbox
+		_, err := c.call(ctx, "create sandbox", http.MethodPost, "/sandboxes", body, &sb, http.StatusCreated)
+		if err == nil {
+			if sb.SandboxID == "" {
+				return Sandbox{}, errors.New("e2b: create sandbox: answer has no sandboxID")
+			}
+			return sb, nil
+		}
+		var apiErr *APIError
+		if !errors.As(err, &apiErr) || !apiErr.Retryable() || attempt >= c.createRetries {
+			return Sandbox{}, err
+		}
+		select {
+		case <-ctx.Done():
+			return Sandbox{}, fmt.Errorf("e2b: create sandbox: %w (after %v)", ctx.Err(), err)
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// Get returns a sandbox's detail; errors.Is(err, ErrNotFound) when gone.
+func (c *Client) Get(ctx context.Context, sandboxID string) (SandboxDetail, error) {
+	var d SandboxDetail
+	_, err := c.call(ctx, "get sandbox", http.MethodGet, "/sandboxes/"+url.PathEscape(sandboxID), nil, &d, http.StatusOK)
+	return d, err
+}
+
+// Kill destroys a sandbox. A sandbox that is already gone is success: the
+// caller wanted it dead.
+func (c *Client) Kill(ctx context.Context, sandboxID string) error {
+	_, err := c.call(ctx, "kill sandbox", http.MethodDelete, "/sandboxes/"+url.PathEscape(sandboxID), nil, nil, http.StatusNoContent)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// SetTimeout sets the sandbox to die d from now (shortening or extending).
+func (c *Client) SetTimeout(ctx context.Context, sandboxID string, d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("e2b: set timeout: negative duration %v", d)
+	}
+	secs := int64(d / time.Second)
+	if secs > 1<<31-1 {
+		return fmt.Errorf("e2b: set timeout: %v is too long", d)
+	}
+	in := struct {
+		Timeout int32 `json:"timeout"`
+	}{int32(secs)}
+	_, err := c.call(ctx, "set sandbox timeout", http.MethodPost, "/sandboxes/"+url.PathEscape(sandboxID)+"/timeout", in, nil, http.StatusNoContent)
+	return err
+}

@@ -1,0 +1,428 @@
+package e2btest
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	defaultTimeout = 15 // seconds: the API's default, not the SDKs' 300
+	codeTemplate   = "code-interpreter-v1"
+	envdVersion    = "0.2.0"
+	maxBody        = 1 << 20
+)
+
+// fakeSandbox is one sandbox. Guarded by Fake.mu.
+type fakeSandbox struct {
+	seq           int
+	id            string
+	templateID    string
+	startedAt     time.Time
+	endAt         time.Time
+	metadata      map[string]string
+	envVars       map[string]string
+	allowInternet *bool
+	network       map[string]any
+	secure        bool
+	envdToken     string
+	trafficToken  *string
+	autoPause     bool
+	state         string // running | paused
+	executions    int
+	// dead is closed when the sandbox dies, cutting its streams.
+	dead chan struct{}
+	// kernel is held by the execution in progress: the interpreter runs
+	// one execution of a context at a time and queues the others.
+	kernel chan struct{}
+}
+
+// sweep applies expiry at the current clock: at endAt a sandbox is killed,
+// or paused when it asked for autoPause. Caller holds f.mu.
+func (f *Fake) sweep() {
+	now := f.now()
+	for id, s := range f.sandboxes {
+		if s.state == "running" && !now.Before(s.endAt) {
+			if s.autoPause {
+				s.state = "paused"
+				continue
+			}
+			f.remove(id)
+		}
+	}
+}
+
+// remove kills a sandbox. Caller holds f.mu.
+func (f *Fake) remove(id string) bool {
+	s, ok := f.sandboxes[id]
+	if !ok {
+		return false
+	}
+	close(s.dead)
+	delete(f.sandboxes, id)
+	return true
+}
+
+// apiError writes the API's JSON Error body.
+func apiError(w http.ResponseWriter, status int, errorCode, msg string) {
+	body := map[string]any{"code": status, "message": msg}
+	if errorCode != "" {
+		body["error_code"] = errorCode
+	}
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// authorized checks X-API-Key, answering 401 when it is wrong.
+func (f *Fake) authorized(w http.ResponseWriter, r *http.Request) bool {
+	f.mu.Lock()
+	key := f.apiKey
+	f.mu.Unlock()
+	if got := r.Header.Get("X-API-Key"); got == "" || got != key {
+		apiError(w, http.StatusUnauthorized, "", "Invalid API key, it must start with 'e2b_' prefix")
+		return false
+	}
+	return true
+}
+
+// newSandboxBody is NewSandbox with pointers where absence matters.
+type newSandboxBody struct {
+	TemplateID          string            `json:"templateID"`
+	Timeout             *int64            `json:"timeout"`
+	AutoPause           *bool             `json:"autoPause"`
+	Secure              *bool             `json:"secure"`
+	AllowInternetAccess *bool             `json:"allow_internet_access"`
+	Network             map[string]any    `json:"network"`
+	Metadata            map[string]any    `json:"metadata"`
+	EnvVars             map[string]string `json:"envVars"`
+}
+
+func (f *Fake) create(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	call := CreateCall{}
+	_ = json.Unmarshal(raw, &call.Body)
+	status, id := f.doCreate(w, r, raw)
+	call.Status, call.SandboxID = status, id
+	f.mu.Lock()
+	f.creates = append(f.creates, call)
+	f.mu.Unlock()
+}
+
+func (f *Fake) doCreate(w http.ResponseWriter, r *http.Request, raw []byte) (int, string) {
+	if !f.authorized(w, r) {
+		return http.StatusUnauthorized, ""
+	}
+	f.mu.Lock()
+	if len(f.createFaults) > 0 {
+		ft := f.createFaults[0]
+		f.createFaults = f.createFaults[1:]
+		f.mu.Unlock()
+		apiError(w, ft.status, ft.errorCode, "injected failure")
+		return ft.status, ""
+	}
+	f.mu.Unlock()
+
+	var in newSandboxBody
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&in); err != nil {
+		apiError(w, http.StatusBadRequest, "", "Error when parsing request: "+err.Error())
+		return http.StatusBadRequest, ""
+	}
+	if in.TemplateID == "" {
+		apiError(w, http.StatusBadRequest, "", "templateID is required")
+		return http.StatusBadRequest, ""
+	}
+	timeout := int64(defaultTimeout)
+	if in.Timeout != nil {
+		timeout = *in.Timeout
+	}
+	if timeout < 0 || timeout > 1<<31-1 {
+		apiError(w, http.StatusBadRequest, "", "timeout must be a non-negative int32")
+		return http.StatusBadRequest, ""
+	}
+	metadata := map[string]string{}
+	for k, v := range in.Metadata {
+		s, ok := v.(string)
+		if !ok {
+			apiError(w, http.StatusBadRequest, "", fmt.Sprintf("metadata value of %q must be a string", k))
+			return http.StatusBadRequest, ""
+		}
+		metadata[k] = s
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seq++
+	now := f.now()
+	s := &fakeSandbox{
+		seq:           f.seq,
+		id:            fmt.Sprintf("sbx%03d%s", f.seq, randomToken()[:8]),
+		templateID:    in.TemplateID,
+		startedAt:     now,
+		endAt:         now.Add(time.Duration(timeout) * time.Second),
+		metadata:      metadata,
+		envVars:       in.EnvVars,
+		allowInternet: in.AllowInternetAccess,
+		network:       in.Network,
+		secure:        in.Secure != nil && *in.Secure,
+		autoPause:     in.AutoPause != nil && *in.AutoPause,
+		state:         "running",
+		dead:          make(chan struct{}),
+		kernel:        make(chan struct{}, 1),
+	}
+	if s.secure {
+		s.envdToken = randomToken()
+	}
+	// A traffic token is issued when public traffic to the sandbox is closed.
+	if allow, ok := in.Network["allowPublicTraffic"].(bool); ok && !allow {
+		t := randomToken()
+		s.trafficToken = &t
+	}
+	f.sandboxes[s.id] = s
+
+	out := map[string]any{
+		"templateID":         s.templateID,
+		"sandboxID":          s.id,
+		"clientID":           "fakeclient",
+		"envdVersion":        envdVersion,
+		"trafficAccessToken": s.trafficToken,
+		"domain":             f.domain,
+	}
+	if s.templateID == codeTemplate {
+		out["alias"] = codeTemplate
+	}
+	if s.secure {
+		out["envdAccessToken"] = s.envdToken
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return http.StatusCreated, s.id
+}
+
+// listed is the ListedSandbox of s. Caller holds f.mu.
+func (f *Fake) listed(s *fakeSandbox) map[string]any {
+	m := map[string]any{
+		"templateID":   s.templateID,
+		"sandboxID":    s.id,
+		"clientID":     "fakeclient",
+		"startedAt":    s.startedAt.UTC().Format(time.RFC3339Nano),
+		"endAt":        s.endAt.UTC().Format(time.RFC3339Nano),
+		"cpuCount":     2,
+		"memoryMB":     512,
+		"diskSizeMB":   0,
+		"metadata":     s.metadata,
+		"state":        s.state,
+		"envdVersion":  envdVersion,
+		"volumeMounts": []any{},
+	}
+	if s.templateID == codeTemplate {
+		m["alias"] = codeTemplate
+	}
+	return m
+}
+
+func (f *Fake) get(w http.ResponseWriter, r *http.Request) {
+	if !f.authorized(w, r) {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sweep()
+	s, ok := f.sandboxes[r.PathValue("id")]
+	if !ok {
+		notFound(w, r.PathValue("id"))
+		return
+	}
+	m := f.listed(s)
+	m["envdAccessToken"] = s.envdToken
+	m["allowInternetAccess"] = s.allowInternet
+	m["domain"] = f.domain
+	m["network"] = s.network
+	onTimeout := "kill"
+	if s.autoPause {
+		onTimeout = "pause"
+	}
+	m["lifecycle"] = map[string]any{"autoResume": false, "onTimeout": onTimeout}
+	writeJSON(w, http.StatusOK, m)
+}
+
+func notFound(w http.ResponseWriter, id string) {
+	apiError(w, http.StatusNotFound, "", fmt.Sprintf("sandbox %q doesn't exist or you don't have access to it", id))
+}
+
+func (f *Fake) kill(w http.ResponseWriter, r *http.Request) {
+	if !f.authorized(w, r) {
+		return
+	}
+	id := r.PathValue("id")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sweep()
+	if !f.remove(id) {
+		notFound(w, id)
+		return
+	}
+	f.kills = append(f.kills, id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (f *Fake) setTimeout(w http.ResponseWriter, r *http.Request) {
+	if !f.authorized(w, r) {
+		return
+	}
+	var in struct {
+		Timeout *int64 `json:"timeout"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxBody)).Decode(&in); err != nil || in.Timeout == nil ||
+		*in.Timeout < 0 || *in.Timeout > 1<<31-1 {
+		apiError(w, http.StatusBadRequest, "", "timeout must be a non-negative int32")
+		return
+	}
+	id := r.PathValue("id")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sweep()
+	s, ok := f.sandboxes[id]
+	if !ok {
+		notFound(w, id)
+		return
+	}
+	// Absolute from now: it can shorten as well as extend.
+	s.endAt = f.now().Add(time.Duration(*in.Timeout) * time.Second)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (f *Fake) list(w http.ResponseWriter, r *http.Request) {
+	if !f.authorized(w, r) {
+		return
+	}
+	q := r.URL.Query()
+	var want url.Values
+	if m := q.Get("metadata"); m != "" {
+		var err error
+		if want, err = url.ParseQuery(m); err != nil {
+			apiError(w, http.StatusBadRequest, "", "invalid metadata: "+err.Error())
+			return
+		}
+	}
+	states := map[string]bool{"running": true, "paused": true}
+	if s := q.Get("state"); s != "" {
+		states = map[string]bool{}
+		for st := range strings.SplitSeq(s, ",") {
+			if st != "running" && st != "paused" {
+				apiError(w, http.StatusBadRequest, "", fmt.Sprintf("invalid state %q", st))
+				return
+			}
+			states[st] = true
+		}
+	}
+	order := q.Get("order")
+	if order == "" {
+		order = "desc"
+	}
+	if order != "asc" && order != "desc" {
+		apiError(w, http.StatusBadRequest, "", "order must be asc or desc")
+		return
+	}
+	limit := 100
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 100 {
+			apiError(w, http.StatusBadRequest, "", "limit must be within 1-100")
+			return
+		}
+		limit = n
+	}
+	var after time.Time
+	if s := q.Get("startedAfter"); s != "" {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			apiError(w, http.StatusBadRequest, "", "invalid startedAfter")
+			return
+		}
+		after = t
+	}
+	offset, ok := decodeToken(q.Get("nextToken"))
+	if !ok {
+		apiError(w, http.StatusBadRequest, "", "invalid nextToken")
+		return
+	}
+	template := q.Get("template")
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sweep()
+	var rows []*fakeSandbox
+	for _, s := range f.sandboxes {
+		if !states[s.state] || (!after.IsZero() && s.startedAt.Before(after)) ||
+			(template != "" && template != s.templateID) || !matches(s.metadata, want) {
+			continue
+		}
+		rows = append(rows, s)
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if !a.startedAt.Equal(b.startedAt) {
+			return a.startedAt.Before(b.startedAt) == (order == "asc")
+		}
+		return (a.seq < b.seq) == (order == "asc")
+	})
+	if states["running"] {
+		running := 0
+		for _, s := range rows {
+			if s.state == "running" {
+				running++
+			}
+		}
+		w.Header().Set("X-Total-Running", strconv.Itoa(running))
+	}
+	page := []map[string]any{}
+	for i := offset; i < len(rows) && i < offset+limit; i++ {
+		page = append(page, f.listed(rows[i]))
+	}
+	if offset+limit < len(rows) {
+		w.Header().Set("X-Next-Token", encodeToken(offset+limit))
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// matches reports whether metadata holds every wanted pair (AND).
+func matches(metadata map[string]string, want url.Values) bool {
+	for k, vs := range want {
+		for _, v := range vs {
+			if got, ok := metadata[k]; !ok || got != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Tokens are opaque to clients; the fake hides an offset in them.
+func encodeToken(offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("off:" + strconv.Itoa(offset)))
+}
+
+func decodeToken(tok string) (int, bool) {
+	if tok == "" {
+		return 0, true
+	}
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil || !strings.HasPrefix(string(b), "off:") {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(string(b), "off:"))
+	return n, err == nil && n >= 0
+}

@@ -1,0 +1,349 @@
+package e2btest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+const interpreterPort = "49999"
+
+// sandboxTarget tells a request for a sandbox's port apart from an API
+// request: the proxy form carries E2b-Sandbox-Id, the direct form is a
+// host named {port}-{sandboxID}.{domain}.
+func sandboxTarget(r *http.Request) (string, bool) {
+	if id := r.Header.Get("E2b-Sandbox-Id"); id != "" {
+		return id, true
+	}
+	host, _, _ := strings.Cut(r.Host, ".")
+	if port, id, ok := strings.Cut(host, "-"); ok && port == interpreterPort && id != "" {
+		return id, true
+	}
+	return "", false
+}
+
+// sandboxHost serves the code interpreter of sandbox id.
+func (f *Fake) sandboxHost(w http.ResponseWriter, r *http.Request, id string) {
+	if p := r.Header.Get("E2b-Sandbox-Port"); p != "" && p != interpreterPort {
+		proxyNotFound(w, id)
+		return
+	}
+	f.mu.Lock()
+	f.sweep()
+	s, ok := f.sandboxes[id]
+	var (
+		envdToken, trafficToken string
+		secure, hasTraffic      bool
+		dead, kernel            chan struct{}
+	)
+	if ok {
+		envdToken, secure, dead, kernel = s.envdToken, s.secure, s.dead, s.kernel
+		if s.trafficToken != nil {
+			trafficToken, hasTraffic = *s.trafficToken, true
+		}
+		ok = s.state == "running"
+	}
+	f.mu.Unlock()
+	if !ok {
+		// What the edge proxy answers for a sandbox that is gone or paused.
+		proxyNotFound(w, id)
+		return
+	}
+	if hasTraffic && r.Header.Get("E2B-Traffic-Access-Token") != trafficToken {
+		http.Error(w, "missing or invalid traffic access token", http.StatusForbidden)
+		return
+	}
+	if secure && r.Header.Get("X-Access-Token") != envdToken {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/health":
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `"OK"`)
+	case r.Method == http.MethodPost && r.URL.Path == "/execute":
+		f.execute(w, r, id, dead, kernel)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func proxyNotFound(w http.ResponseWriter, id string) {
+	writeJSON(w, http.StatusBadGateway, map[string]any{
+		"code": http.StatusBadGateway, "message": "The sandbox was not found", "sandboxId": id,
+	})
+}
+
+func (f *Fake) execute(w http.ResponseWriter, r *http.Request, id string, dead, kernel chan struct{}) {
+	raw, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	call := ExecuteCall{SandboxID: id, Header: r.Header.Clone()}
+	_ = json.Unmarshal(raw, &call.Body)
+	call.Status = f.validateExecute(w, call.Body, &call)
+	if call.Status == http.StatusOK {
+		// Wait for the execution in progress, as the interpreter does.
+		select {
+		case kernel <- struct{}{}:
+			defer func() { <-kernel }()
+		case <-r.Context().Done():
+			return
+		case <-dead:
+			proxyNotFound(w, id)
+			return
+		case <-f.stop:
+			return
+		}
+	}
+	f.mu.Lock()
+	f.executions = append(f.executions, call)
+	var count int
+	if s, ok := f.sandboxes[id]; ok && call.Status == http.StatusOK {
+		s.executions++
+		count = s.executions
+	}
+	play, keepalive, now := f.onExecute, f.keepaliveEvery, f.now
+	f.mu.Unlock()
+	if call.Status != http.StatusOK {
+		return
+	}
+
+	w.WriteHeader(http.StatusOK)
+	sw := &StreamWriter{
+		w: w, ctx: r.Context(), dead: dead, stop: f.stop, keepalive: keepalive, now: now,
+		interrupted: func() { f.recordInterrupt(id) },
+		kill:        func() { f.Vanish(id) },
+	}
+	sw.send(pyJSON("type", "number_of_executions", "execution_count", count))
+	if play != nil && !sw.over() {
+		play(id, call.Language, call.Code, sw)
+	}
+	switch {
+	case sw.killed:
+		// The machine is gone: the connection drops mid-stream.
+		panic(http.ErrAbortHandler)
+	case sw.gone, sw.early:
+		return
+	}
+	sw.send(pyJSON("type", "end_of_execution"))
+}
+
+// validateExecute checks the body as the interpreter's FastAPI model
+// would, answering the error itself; it fills call and returns the status.
+func (f *Fake) validateExecute(w http.ResponseWriter, body map[string]any, call *ExecuteCall) int {
+	code, ok := body["code"].(string)
+	if !ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_, _ = io.WriteString(w, `{"detail":[{"type":"string_type","loc":["body","code"],"msg":"Input should be a valid string"}]}`)
+		return http.StatusUnprocessableEntity
+	}
+	ctxID, hasCtx := body["context_id"].(string)
+	lang, hasLang := body["language"].(string)
+	if hasCtx && hasLang {
+		http.Error(w, "Only one of context_id or language can be provided", http.StatusBadRequest)
+		return http.StatusBadRequest
+	}
+	if hasCtx {
+		// The fake keeps only the default context of each language.
+		http.Error(w, fmt.Sprintf("Context %s not found", ctxID), http.StatusNotFound)
+		return http.StatusNotFound
+	}
+	switch lang {
+	case "":
+		lang = "python"
+	case "js":
+		lang = "javascript"
+	case "ts":
+		lang = "typescript"
+	}
+	call.Code, call.Language = code, lang
+	return http.StatusOK
+}
+
+func (f *Fake) recordInterrupt(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.interrupts = append(f.interrupts, id)
+}
+
+// StreamWriter writes one execution's NDJSON stream, the way the code
+// interpreter does (Python json.dumps spacing, ASCII only). Its methods
+// return false once the stream is over (client gone, sandbox killed,
+// stream ended early): the ExecuteFunc should then return.
+type StreamWriter struct {
+	w           http.ResponseWriter
+	ctx         context.Context
+	dead        <-chan struct{}
+	stop        <-chan struct{}
+	keepalive   time.Duration
+	now         func() time.Time
+	interrupted func()
+	kill        func()
+
+	gone   bool // the client went away; the kernel was interrupted
+	killed bool // the sandbox died mid-stream
+	early  bool // ended without end_of_execution
+}
+
+// Stdout streams printed text.
+func (s *StreamWriter) Stdout(text string) bool {
+	return s.send(pyJSON("type", "stdout", "text", text, "timestamp", s.timestamp()))
+}
+
+// Stderr streams text written to stderr.
+func (s *StreamWriter) Stderr(text string) bool {
+	return s.send(pyJSON("type", "stderr", "text", text, "timestamp", s.timestamp()))
+}
+
+// Result streams a main result with a text/plain form.
+func (s *StreamWriter) Result(text string) bool {
+	return s.send(pyJSON("type", "result", "text", text, "is_main_result", true, "extra", map[string]any{}))
+}
+
+// ResultData streams a result with arbitrary formats, e.g. {"png": "..."}.
+func (s *StreamWriter) ResultData(formats map[string]any) bool {
+	kv := []any{"type", "result", "is_main_result", false}
+	for k, v := range formats {
+		kv = append(kv, k, v)
+	}
+	return s.send(pyJSON(kv...))
+}
+
+// Error streams an exception raised by the code.
+func (s *StreamWriter) Error(name, value, traceback string) bool {
+	return s.send(pyJSON("type", "error", "name", name, "value", value, "traceback", traceback))
+}
+
+// Keepalive streams a keepalive line.
+func (s *StreamWriter) Keepalive() bool { return s.send(pyJSON("type", "keepalive")) }
+
+// Raw streams one line as given (unknown types, malformed lines).
+func (s *StreamWriter) Raw(line string) bool { return s.send(line) }
+
+// Busy is code working silently for d: a keepalive after every silence
+// of the keepalive interval, as the interpreter sends. It returns false
+// as soon as the stream is over, which is how a disconnecting client is
+// noticed and the kernel interrupted.
+func (s *StreamWriter) Busy(d time.Duration) bool {
+	end := time.NewTimer(d)
+	defer end.Stop()
+	tick := time.NewTicker(s.keepalive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-end.C:
+			return !s.over()
+		case <-tick.C:
+			if !s.Keepalive() {
+				return false
+			}
+		case <-s.ctx.Done():
+			return !s.over()
+		case <-s.dead:
+			return !s.over()
+		case <-s.stop:
+			return !s.over()
+		}
+	}
+}
+
+// Hang is code that never finishes: it runs until the stream is over.
+func (s *StreamWriter) Hang() { s.Busy(time.Duration(1<<63 - 1)) }
+
+// EndEarly ends the response without end_of_execution, as a cut
+// connection between the proxy and the interpreter does.
+func (s *StreamWriter) EndEarly() { s.early = true }
+
+// KillSandbox makes the sandbox die now: it is removed, and this stream
+// is dropped without end_of_execution.
+func (s *StreamWriter) KillSandbox() {
+	s.kill()
+	s.killed = true
+}
+
+// over reports, and settles, whether the stream can go on.
+func (s *StreamWriter) over() bool {
+	if s.gone || s.killed || s.early {
+		return true
+	}
+	select {
+	case <-s.dead:
+		s.killed = true
+	case <-s.stop:
+		s.killed = true
+	case <-s.ctx.Done():
+		s.markGone()
+	default:
+	}
+	return s.gone || s.killed
+}
+
+func (s *StreamWriter) markGone() {
+	if !s.gone {
+		s.gone = true
+		s.interrupted()
+	}
+}
+
+func (s *StreamWriter) send(line string) bool {
+	if s.over() {
+		return false
+	}
+	if _, err := io.WriteString(s.w, line+"\n"); err != nil {
+		s.markGone()
+		return false
+	}
+	if err := http.NewResponseController(s.w).Flush(); err != nil {
+		s.markGone()
+		return false
+	}
+	return true
+}
+
+func (s *StreamWriter) timestamp() string {
+	return s.now().UTC().Format("2006-01-02T15:04:05.000000-07:00")
+}
+
+// pyJSON renders key/value pairs in order the way Python's json.dumps
+// does by default: ", " and ": " separators and \u escapes for non-ASCII.
+func pyJSON(kv ...any) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		k, _ := json.Marshal(kv[i])
+		v, err := json.Marshal(kv[i+1])
+		if err != nil {
+			v = []byte("null")
+		}
+		b.WriteString(asciiJSON(k))
+		b.WriteString(": ")
+		b.WriteString(asciiJSON(v))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// asciiJSON escapes the non-ASCII runes of valid JSON text, which can
+// only occur inside strings.
+func asciiJSON(p []byte) string {
+	var b strings.Builder
+	for _, r := range string(p) {
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			r -= 0x10000
+			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}

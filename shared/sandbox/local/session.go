@@ -1,0 +1,148 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/commonly/runtime/shared/sandbox"
+)
+
+// Session is one local sandbox: a directory that each run sees as its
+// working directory. Unlike E2B's kernel, variables do not survive a run;
+// files do.
+type Session struct {
+	p   *Provider
+	id  string
+	dir string
+	// runSlot serialises runs, as a kernel does, and lets Kill wait for
+	// the run in progress to be gone before removing its files.
+	runSlot chan struct{}
+
+	mu        sync.Mutex
+	expiry    *time.Timer
+	killed    bool
+	cancelRun context.CancelFunc
+}
+
+var _ sandbox.Session = (*Session)(nil)
+
+// ID implements sandbox.Session.
+func (s *Session) ID() string { return s.id }
+
+// Dir is the session's directory on the host.
+func (s *Session) Dir() string { return s.dir }
+
+// Execute implements sandbox.Session. The run is bounded by ctx and by the
+// provider's RunTimeout, whichever ends first; either gives ErrTimeout.
+func (s *Session) Execute(ctx context.Context, lang sandbox.Language, code string) (sandbox.Execution, error) {
+	in, err := s.p.interpreter(lang)
+	if err != nil {
+		return sandbox.Execution{}, fmt.Errorf("local sandbox: %w", err)
+	}
+	select {
+	case s.runSlot <- struct{}{}:
+	case <-ctx.Done():
+		return sandbox.Execution{}, s.contextFailure(ctx)
+	}
+	defer func() { <-s.runSlot }()
+
+	runCtx, cancel := context.WithTimeout(ctx, s.p.cfg.RunTimeout)
+	defer cancel()
+	s.mu.Lock()
+	if s.killed {
+		s.mu.Unlock()
+		return sandbox.Execution{}, fmt.Errorf("local sandbox %s: %w: %w", s.id, sandbox.ErrLost, errKilled)
+	}
+	s.cancelRun = cancel
+	s.mu.Unlock()
+
+	res, err := s.p.run(runCtx, s.dir, in.argv, code)
+	exec := sandbox.Execution{
+		Stdout:    res.stdout.String(),
+		Stderr:    res.stderr.String(),
+		Truncated: res.stdout.Truncated() || res.stderr.Truncated(),
+	}
+	s.mu.Lock()
+	killed := s.killed
+	s.mu.Unlock()
+	switch {
+	case killed:
+		return exec, fmt.Errorf("local sandbox %s: %w: %w", s.id, sandbox.ErrLost, errKilled)
+	case errors.Is(err, context.DeadlineExceeded):
+		return exec, fmt.Errorf("local sandbox %s: %w", s.id, sandbox.ErrTimeout)
+	case err != nil && ctx.Err() != nil:
+		return exec, s.contextFailure(ctx)
+	case err != nil:
+		return exec, fmt.Errorf("local sandbox %s: %w: %w", s.id, sandbox.ErrUnavailable, err)
+	}
+	if res.exitCode != 0 {
+		exec.Error = exitError(res.exitCode, exec.Stderr)
+	}
+	return exec, nil
+}
+
+func (s *Session) contextFailure(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("local sandbox %s: %w", s.id, sandbox.ErrTimeout)
+	}
+	return fmt.Errorf("local sandbox %s: %w", s.id, ctx.Err())
+}
+
+// Kill implements sandbox.Session: it stops the run in progress and
+// removes the session's files. Killing twice is fine.
+func (s *Session) Kill(ctx context.Context) error {
+	s.mu.Lock()
+	if s.killed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.killed = true
+	if s.cancelRun != nil {
+		s.cancelRun()
+	}
+	s.expiry.Stop()
+	s.mu.Unlock()
+
+	// Wait for the run to be reaped, so nothing writes while we remove.
+	select {
+	case s.runSlot <- struct{}{}:
+		defer func() { <-s.runSlot }()
+	case <-ctx.Done():
+		return fmt.Errorf("local sandbox %s: kill: %w", s.id, ctx.Err())
+	}
+	if err := os.RemoveAll(s.dir); err != nil {
+		return fmt.Errorf("local sandbox %s: remove files: %w", s.id, err)
+	}
+	return nil
+}
+
+// exceptionLine matches the "Name: message" line interpreters print last
+// for an uncaught exception (Python's traceback, node's stack head).
+var exceptionLine = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception|Interrupt|Exit|Warning)):?\s?(.*)$`)
+
+// exitError describes a non-zero exit the way E2B reports exceptions, so
+// the model sees one shape whichever provider ran its code. The traceback
+// is already in stderr and is not repeated.
+func exitError(code int, stderr string) *sandbox.ExecError {
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	for i := len(lines) - 1; i >= 0 && i >= len(lines)-40; i-- {
+		if m := exceptionLine.FindStringSubmatch(strings.TrimSpace(lines[i])); m != nil {
+			return &sandbox.ExecError{Name: m[1], Value: m[2]}
+		}
+	}
+	if code > 128 && code < 128+65 {
+		sig := syscall.Signal(code - 128)
+		return &sandbox.ExecError{
+			Name:  "Killed",
+			Value: fmt.Sprintf("terminated by signal %d (%v); a memory, CPU or process limit may have been reached", int(sig), sig),
+		}
+	}
+	return &sandbox.ExecError{Name: "ExitError", Value: fmt.Sprintf("exited with status %d", code)}
+}

@@ -1,0 +1,207 @@
+package runcode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/sandbox"
+	"github.com/commonly/runtime/shared/tools"
+)
+
+// Exit kinds recorded on runs.CodeRun.
+const (
+	ExitOK          = "ok"
+	ExitError       = "error"
+	ExitTimeout     = "timeout"
+	ExitRejected    = "rejected"
+	ExitSandboxLost = "sandbox_lost"
+)
+
+// killTimeout bounds killing a sandbox whose record could not be written;
+// the call's own context may be nearly spent.
+const killTimeout = 10 * time.Second
+
+type arguments struct {
+	Language string `json:"language"`
+	Code     string `json:"code"`
+}
+
+// Call implements tools.Tool.
+func (t *Tool) Call(ctx context.Context, env tools.Env, raw json.RawMessage) tools.Result {
+	var args arguments
+	if err := tools.DecodeArgs(raw, &args); err != nil {
+		return tools.Result{Err: err}
+	}
+	lang := sandbox.Language(args.Language)
+	chars := utf8.RuneCountInString(args.Code)
+	rejected := func(format string, a ...any) tools.Result {
+		r := tools.Errorf(format, a...)
+		r.CodeRun = &runs.CodeRun{Language: args.Language, CodeChars: chars, ExitKind: ExitRejected}
+		return r
+	}
+	switch {
+	case !lang.Valid():
+		return rejected("%w: language must be %q or %q", tools.ErrBadArguments, sandbox.Python, sandbox.JavaScript)
+	case strings.TrimSpace(args.Code) == "":
+		return rejected("%w: code is empty", tools.ErrBadArguments)
+	case chars > t.cfg.MaxCodeChars:
+		return rejected("code is %d characters long; the limit is %d characters per run: send a shorter program",
+			chars, t.cfg.MaxCodeChars)
+	}
+
+	t.callMu.Lock()
+	defer t.callMu.Unlock()
+
+	t.mu.Lock()
+	switch {
+	case t.lost != nil:
+		t.mu.Unlock()
+		return tools.Fail(runs.ErrSandbox, true, fmt.Errorf("runcode: sandbox lost earlier in the turn: %w", t.lost))
+	case t.closed:
+		t.mu.Unlock()
+		return rejected("code execution has ended for this turn")
+	case t.runs >= t.cfg.MaxRuns:
+		t.mu.Unlock()
+		return rejected("run limit reached: at most %d code runs per turn; answer with what you have", t.cfg.MaxRuns)
+	}
+	t.runs++
+	runsLeft := t.cfg.MaxRuns - t.runs
+	t.mu.Unlock()
+
+	s, res := t.ensureSession(ctx, env)
+	if s == nil {
+		res.CodeRun = &runs.CodeRun{Language: args.Language, CodeChars: chars, ExitKind: ExitRejected}
+		return res
+	}
+	return t.execute(ctx, s, lang, args.Code, chars, runsLeft)
+}
+
+// ensureSession returns the turn's sandbox, creating and recording it on
+// the first run. When it returns nil, the Result says why.
+func (t *Tool) ensureSession(ctx context.Context, env tools.Env) (sandbox.Session, tools.Result) {
+	t.mu.Lock()
+	s := t.session
+	t.mu.Unlock()
+	if s != nil {
+		return s, tools.Result{}
+	}
+
+	meta := sandbox.Meta{
+		RunID: env.RunID, UserID: env.UserID, InstallID: env.InstallID,
+		Deadline: t.cfg.Now().Add(sandbox.Lifetime),
+	}
+	s, err := t.cfg.Provider.Create(ctx, meta)
+	switch {
+	case err == nil:
+	case errors.Is(err, sandbox.ErrUnavailable):
+		return nil, unavailable()
+	case ctx.Err() != nil:
+		return nil, contextFailure(ctx, err)
+	default:
+		return nil, tools.Fail(runs.ErrSandbox, true, fmt.Errorf("runcode: create sandbox: %w", err))
+	}
+
+	// Created after the provider answered, so that ExpiresAt is never
+	// before the provider's own expiry: the reaper must not kill early.
+	rec := sandbox.NewRecord(t.cfg.Provider.Name(), s.ID(), meta, t.cfg.Now())
+	if err := t.cfg.Ledger.SandboxCreated(ctx, rec); err != nil {
+		// An unrecorded sandbox would escape the reaper: do not use it.
+		t.killUnrecorded(ctx, s)
+		return nil, tools.Errorf("the code sandbox could not be started, so the code was not run; try again or answer without running code")
+	}
+
+	t.mu.Lock()
+	closed := t.closed
+	if !closed {
+		t.session = s
+	}
+	t.mu.Unlock()
+	if closed {
+		// The turn ended while we were creating: Close found nothing to
+		// kill, so we do. If this fails, the record lets the reaper do it.
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
+		defer cancel()
+		_ = t.kill(kctx, s)
+		return nil, tools.Errorf("code execution has ended for this turn")
+	}
+	return s, tools.Result{}
+}
+
+func (t *Tool) killUnrecorded(ctx context.Context, s sandbox.Session) {
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
+	defer cancel()
+	// If this fails too, the provider's own lifetime (180 s) kills it.
+	_ = s.Kill(kctx)
+}
+
+// execute runs code once and shapes the outcome for the model.
+func (t *Tool) execute(ctx context.Context, s sandbox.Session, lang sandbox.Language, code string, chars, runsLeft int) tools.Result {
+	runCtx, cancel := context.WithTimeout(ctx, t.cfg.RunTimeout)
+	defer cancel()
+	start := t.cfg.Now()
+	exec, err := s.Execute(runCtx, lang, code)
+	elapsed := max(t.cfg.Now().Sub(start), 0)
+
+	rec := &runs.CodeRun{
+		Language: string(lang), CodeChars: chars, DurationMs: elapsed.Milliseconds(), SandboxID: s.ID(),
+	}
+	var res tools.Result
+	switch {
+	case err == nil:
+		rec.ExitKind = ExitOK
+		if exec.Error != nil {
+			rec.ExitKind = ExitError
+		}
+		res.Output = t.shape(exec, runsLeft)
+	case ctx.Err() != nil:
+		// The turn itself was cancelled or ran out of time: not the run's doing.
+		rec.ExitKind = ExitTimeout
+		res = contextFailure(ctx, err)
+	case errors.Is(err, sandbox.ErrTimeout):
+		rec.ExitKind = ExitTimeout
+		res.Err = t.timedOut(exec)
+	case errors.Is(err, sandbox.ErrLost):
+		rec.ExitKind = ExitSandboxLost
+		t.mu.Lock()
+		t.lost = err
+		t.mu.Unlock()
+		res = tools.Fail(runs.ErrSandbox, true, fmt.Errorf("runcode: sandbox %s lost mid-turn: %w", s.ID(), err))
+	case errors.Is(err, sandbox.ErrUnavailable):
+		rec.ExitKind = ExitRejected
+		res = unavailable()
+	default:
+		rec.ExitKind = ExitSandboxLost
+		res = tools.Fail(runs.ErrSandbox, true, fmt.Errorf("runcode: execute in sandbox %s: %w", s.ID(), err))
+	}
+	res.CodeRun = rec
+	res.Usage.SandboxMillis = elapsed.Milliseconds()
+	return res
+}
+
+func (t *Tool) timedOut(exec sandbox.Execution) error {
+	msg := fmt.Sprintf("the code ran longer than the %v limit per run and was stopped; make it faster or do less per run", t.cfg.RunTimeout)
+	if out := strings.TrimSpace(exec.Stdout); out != "" {
+		msg += "\nstdout before it was stopped:\n" + clip(stripANSI(out), t.cfg.MaxOutputChars/4)
+	}
+	return errors.New(msg)
+}
+
+func unavailable() tools.Result {
+	return tools.Errorf("code execution is unavailable right now; answer without running code")
+}
+
+// contextFailure ends the turn when its own context is done: the loop
+// would stop anyway, and the run's outcome is unknown.
+func contextFailure(ctx context.Context, err error) tools.Result {
+	kind := runs.ErrInterrupted
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		kind = runs.ErrTimeout
+	}
+	return tools.Fail(kind, false, fmt.Errorf("runcode: %w", err))
+}
