@@ -58,6 +58,11 @@ type stack struct {
 // the broker, the Commonly backend and Exa.
 func newStack(t *testing.T, steps ...llmtest.Step) *stack {
 	t.Helper()
+	return newStackWith(t, nil, steps...)
+}
+
+func newStackWith(t *testing.T, extra map[string]string, steps ...llmtest.Step) *stack {
+	t.Helper()
 	s := &stack{logs: &lockedBuffer{}}
 	s.llm = llmtest.NewServer(llmKey, steps...)
 	llmSrv := httptest.NewServer(s.llm)
@@ -72,6 +77,9 @@ func newStack(t *testing.T, steps ...llmtest.Step) *stack {
 		"LLM_BASE_URL": llmSrv.URL, "LLM_API_KEY": llmKey, "LLM_MODEL": "deepseek-v4-flash",
 		"BROKER_URL": s.broker.URL, "BROKER_TOKEN": s.broker.ServiceToken, "COMMONLY_API_URL": s.pod.URL,
 		"SEARCH_PROVIDER": "exa", "SEARCH_API_KEY": searchKey, "SEARCH_API_URL": s.search.URL,
+	}
+	for k, v := range extra {
+		env[k] = v
 	}
 	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
 	if err != nil {

@@ -145,6 +145,7 @@ func (e *nativeEngine) Run(ctx context.Context, t turns.Turn) turns.Outcome {
 		if err := code.Close(cctx); err != nil {
 			e.log.WarnContext(ctx, "sandbox kill failed; the reaper will get it", "runId", run.RunID, "err", err)
 		}
+		e.chargeIdleSandbox(ctx, run, code.IdleMillis())
 	}()
 
 	catalog := tools.Catalog{Builtins: append(append([]tools.Tool{}, e.builtins...), code), Connectors: e.conns}
@@ -170,6 +171,23 @@ func (e *nativeEngine) Run(ctx context.Context, t turns.Turn) turns.Outcome {
 		Run: run, System: systemPrompt(in), Message: run.Message, Tools: set, Env: env, Checkpoint: t.Checkpoint,
 	})
 	return turns.Outcome{Refund: out.Refund}
+}
+
+// chargeIdleSandbox adds the sandbox's life outside its runs to the run's
+// cost: providers bill a sandbox from create to kill, and each run priced
+// only its own time.
+func (e *nativeEngine) chargeIdleSandbox(ctx context.Context, run *runs.Run, idleMillis int64) {
+	if idleMillis <= 0 {
+		return
+	}
+	cost, err := e.loop.Pricer.SandboxCost(e.loop.SandboxProvider, idleMillis)
+	if err != nil {
+		// Checked at start, so this is a bug: say so rather than drop it.
+		e.log.WarnContext(ctx, "idle sandbox time could not be priced", "runId", run.RunID, "err", err)
+		return
+	}
+	run.Cost.SandboxMicros += cost
+	run.CostMicros = run.Cost.Total()
 }
 
 // systemPrompt is the install's prompt, or a short default that tells the

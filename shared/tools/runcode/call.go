@@ -119,7 +119,7 @@ func (t *Tool) ensureSession(ctx context.Context, env tools.Env) (sandbox.Sessio
 	t.mu.Lock()
 	closed := t.closed
 	if !closed {
-		t.session = s
+		t.session, t.created = s, rec.CreatedAt
 	}
 	t.mu.Unlock()
 	if closed {
@@ -181,6 +181,9 @@ func (t *Tool) execute(ctx context.Context, s sandbox.Session, lang sandbox.Lang
 	}
 	res.CodeRun = rec
 	res.Usage.SandboxMillis = elapsed.Milliseconds()
+	t.mu.Lock()
+	t.ranMillis += res.Usage.SandboxMillis
+	t.mu.Unlock()
 	return res
 }
 

@@ -485,3 +485,28 @@ func TestSandboxMillisIsTheRunsWallTime(t *testing.T) {
 		t.Errorf("SandboxMillis %d, DurationMs %d; want ≥ 60 and equal", r.Usage.SandboxMillis, r.CodeRun.DurationMs)
 	}
 }
+
+func TestIdleMillisCoversTheSandboxLifeBeyondItsRuns(t *testing.T) {
+	h := newHarness(t, nil)
+	h.fake.OnExecute(func(_, _, _ string, w *e2btest.StreamWriter) { w.Busy(20 * time.Millisecond); w.Stdout("ok") })
+	r := h.call(t, "python", "1")
+	output(t, r)
+	time.Sleep(50 * time.Millisecond) // the sandbox idles between runs and before the turn ends
+	if got := h.tool.IdleMillis(); got != 0 {
+		t.Fatalf("IdleMillis before Close = %d", got)
+	}
+	if err := h.tool.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.tool.IdleMillis(); got < 50 {
+		t.Errorf("IdleMillis = %d, want ≥ 50 (the sandbox lived past its run)", got)
+	}
+}
+
+func TestIdleMillisIsZeroWithoutASandbox(t *testing.T) {
+	h := newHarness(t, nil)
+	_ = h.tool.Close(context.Background())
+	if got := h.tool.IdleMillis(); got != 0 {
+		t.Errorf("IdleMillis = %d", got)
+	}
+}

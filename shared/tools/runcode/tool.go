@@ -96,6 +96,21 @@ type Tool struct {
 	runs    int
 	lost    error // set once the sandbox was lost; the turn is over
 	closed  bool
+	// created, ranMillis and idleMillis account for the sandbox's whole
+	// life: providers bill from create to kill, runs price only their own
+	// time, and Close leaves the rest in idleMillis for the owner to price.
+	created    time.Time
+	ranMillis  int64
+	idleMillis int64
+}
+
+// IdleMillis is how long, after Close, the turn's sandbox was alive
+// without running code: its life from create to kill minus the runs
+// already priced. Zero when no sandbox was created.
+func (t *Tool) IdleMillis() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.idleMillis
 }
 
 var (
@@ -148,7 +163,11 @@ func (t *Tool) Close(ctx context.Context) error {
 	if s == nil {
 		return nil
 	}
-	return t.kill(ctx, s)
+	err := t.kill(ctx, s)
+	t.mu.Lock()
+	t.idleMillis = max(t.cfg.Now().Sub(t.created).Milliseconds()-t.ranMillis, 0)
+	t.mu.Unlock()
+	return err
 }
 
 // kill destroys a session and records it.
