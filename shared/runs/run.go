@@ -74,7 +74,7 @@ type Run struct {
 	StartedAt   *time.Time `json:"startedAt,omitempty" dynamodbav:"startedAt,omitempty"`
 	CompletedAt *time.Time `json:"completedAt,omitempty" dynamodbav:"completedAt,omitempty"`
 
-	Steps        []Step       `json:"steps" dynamodbav:"steps,omitempty"`
+	Steps        []Step       `json:"steps" dynamodbav:"steps"`
 	Tokens       Tokens       `json:"tokens" dynamodbav:"tokens"`
 	CostMicros   money.Micros `json:"costMicros" dynamodbav:"costMicros"`
 	Cost         Cost         `json:"cost" dynamodbav:"cost"`

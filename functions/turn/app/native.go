@@ -207,4 +207,3 @@ type noPod struct{}
 func (noPod) Post(context.Context, tools.Env, string) error {
 	return errors.New("no pod backend configured (COMMONLY_API_URL)")
 }
-

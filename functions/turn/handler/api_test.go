@@ -317,4 +317,3 @@ func TestCatchAllRouteMatchesLikeAPIGateway(t *testing.T) {
 		t.Fatalf("$default route: %d %s", r.StatusCode, r.Body)
 	}
 }
-

@@ -34,7 +34,7 @@ type clock struct {
 	t  time.Time
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.t = t }
 
 // nativeStub stands in for the native loop in these API tests, which are
@@ -245,12 +245,13 @@ var errBroken = errors.New("dial tcp 10.0.0.1:443: connect: connection refused (
 func (brokenStore) GetInstallAndPlan(context.Context, string, string) (*install.Install, plans.Plan, error) {
 	return nil, "", errBroken
 }
-func (brokenStore) GetInstall(context.Context, string) (*install.Install, error) { return nil, errBroken }
-func (brokenStore) GetPlan(context.Context, string) (plans.Plan, error)         { return "", errBroken }
+func (brokenStore) GetInstall(context.Context, string) (*install.Install, error) {
+	return nil, errBroken
+}
+func (brokenStore) GetPlan(context.Context, string) (plans.Plan, error) { return "", errBroken }
 func (brokenStore) Usage(context.Context, string, string) (turns.Usage, error) {
 	return turns.Usage{}, errBroken
 }
-
 
 func (f *fakeLambda) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func(*lambda.Options)) (*lambda.InvokeOutput, error) {
 	f.mu.Lock()
