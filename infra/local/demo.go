@@ -27,7 +27,7 @@ const demoMessage = "Hello! What is the sum of the squares of 1..10?\n\n```pytho
 
 // demo creates the demo install through the API, runs one turn through
 // the API and prints its transcript, usage and cost, and how to call it.
-func demo(ctx context.Context, base string, secret []byte, cfg app.Config, out *os.File) error {
+func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods *backend, out *os.File) error {
 	now := time.Now()
 	admin, err := mintToken(secret, "commonly-backend", []string{handler.ServiceScope}, 24*time.Hour, now)
 	if err != nil {
@@ -61,12 +61,18 @@ func demo(ctx context.Context, base string, secret []byte, cfg app.Config, out *
 	} else {
 		printRun(out, &run)
 	}
+	if pods != nil {
+		fmt.Fprintln(out, "\n  pod demo-pod now reads:")
+		for _, m := range pods.podMessages("demo-pod") {
+			fmt.Fprintln(out, indent(m.Author+": "+m.Content, "    | "))
+		}
+	}
 	if _, body, err = call(ctx, http.MethodGet, base+"/v1/me/usage", user, nil, ""); err == nil {
 		fmt.Fprintf(out, "\nUsage today (GET /v1/me/usage): %s\n", bytes.TrimSpace(body))
 	}
 
 	fmt.Fprintf(out, "\nTry it (token valid 24 h):\n\n  TOKEN=%s\n\n", user)
-	fmt.Fprintf(out, "  curl -s -X POST %s/v1/installs/%s/turns \\\n    -H \"Authorization: Bearer $TOKEN\" -H 'Content-Type: application/json' -H 'Prefer: wait=20' \\\n    -d '{\"message\":\"search: serverless agent runtimes\"}'\n\n", base, demoInstall)
+	fmt.Fprintf(out, "  curl -s -X POST %s/v1/installs/%s/turns \\\n    -H \"Authorization: Bearer $TOKEN\" -H 'Content-Type: application/json' -H 'Prefer: wait=20' \\\n    -d '{\"message\":\"Squares, please:\\n```js\\nconsole.log([1,2,3].map(x => x*x))\\n```\"}'\n\n", base, demoInstall)
 	fmt.Fprintf(out, "  curl -s %s/v1/me/usage -H \"Authorization: Bearer $TOKEN\"\n", base)
 	fmt.Fprintf(out, "\nA token for any user: go run ./infra/local token USER_ID   (add \"admin\" for the service scope)\n")
 	return nil

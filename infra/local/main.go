@@ -48,6 +48,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	env := localEnv(getenv)
+	var pods *backend
+	if env["COMMONLY_API_URL"] == "" && env["BROKER_URL"] == "" {
+		pods = newBackend()
+		url, srv, err := pods.serve()
+		if err != nil {
+			return fmt.Errorf("local pod backend: %w", err)
+		}
+		defer srv.Close()
+		env["COMMONLY_API_URL"], env["BROKER_URL"], env["BROKER_TOKEN"] = url, url, pods.serviceToken
+		pods.add("demo-pod", "alice", "Can someone check the sum of the squares of 1 to 10 for the worksheet?")
+	}
 	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
@@ -86,9 +97,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	go func() { errc <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
 
-	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  DynamoDB:   %s (embedded, tables %s, %s)\n  dispatch:   %s\n  model:      %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
-		base, db.URL, cfg.Tables.State, cfg.Tables.Runs, cfg.Dispatch, modelLabel(cfg), secret)
-	if err := demo(ctx, base, secret, cfg, out); err != nil {
+	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  DynamoDB:   %s (embedded, tables %s, %s)\n  dispatch:   %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
+		base, db.URL, cfg.Tables.State, cfg.Tables.Runs, cfg.Dispatch, modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
+	if err := demo(ctx, base, secret, cfg, pods, out); err != nil {
 		fmt.Fprintln(out, "demo failed:", err)
 	}
 	fmt.Fprintln(out, "\nServing; Ctrl-C to stop.")
@@ -126,6 +137,20 @@ func modelLabel(cfg app.Config) string {
 		return "offline model (no LLM_BASE_URL): deterministic, in-process"
 	}
 	return cfg.LLMModel + " at " + cfg.LLMBaseURL
+}
+
+func sandboxLabel(cfg app.Config) string {
+	if cfg.E2BAPIKey != "" {
+		return "E2B at " + cfg.E2BDomain
+	}
+	return "local bubblewrap sandbox (no E2B_API_KEY): no network, no environment, read-only root"
+}
+
+func podsLabel(cfg app.Config, pods *backend) string {
+	if pods != nil {
+		return "local in-memory pod backend and broker at " + cfg.CommonlyAPIURL + " (no COMMONLY_API_URL/BROKER_URL)"
+	}
+	return cfg.CommonlyAPIURL + " (broker " + cfg.BrokerURL + ")"
 }
 
 func envOr(getenv func(string) string, k, def string) string {

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// backend is the local stand-in for the Commonly backend (pods' messages,
+// agents' memory, tasks) and the credential broker, in memory, speaking
+// the wires of shared/tools/pod and shared/broker. It lets the demo turn
+// read and post to a pod without the real services; in AWS the runtime is
+// pointed at those (COMMONLY_API_URL, BROKER_URL).
+type backend struct {
+	serviceToken string
+
+	mu       sync.Mutex
+	tokens   map[string]string // issued token -> user id
+	messages map[string][]podMessage
+	memory   map[string]string
+	tasks    map[string][]map[string]string
+	seq      int
+}
+
+type podMessage struct {
+	ID        string `json:"id"`
+	Author    string `json:"author"`
+	Content   string `json:"content"`
+	CreatedAt string `json:"createdAt"`
+}
+
+func newBackend() *backend {
+	return &backend{
+		serviceToken: randomToken(), tokens: map[string]string{},
+		messages: map[string][]podMessage{}, memory: map[string]string{}, tasks: map[string][]map[string]string{},
+	}
+}
+
+// serve listens on a loopback port and returns the base URL.
+func (b *backend) serve() (string, *http.Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/users/{user}/connections/{connector}", b.service(b.connection))
+	mux.HandleFunc("POST /v1/users/{user}/tokens", b.service(b.token))
+	mux.HandleFunc("GET /api/v1/pods/{pod}/messages", b.user(b.readMessages))
+	mux.HandleFunc("POST /api/v1/pods/{pod}/messages", b.user(b.postMessage))
+	mux.HandleFunc("GET /api/v1/pods/{pod}/agents/{agent}/memory", b.user(b.readMemory))
+	mux.HandleFunc("POST /api/v1/pods/{pod}/agents/{agent}/memory", b.user(b.appendMemory))
+	mux.HandleFunc("POST /api/v1/pods/{pod}/tasks", b.user(b.createTask))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), srv, nil
+}
+
+func (b *backend) service(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+b.serviceToken {
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (b *backend) user(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		b.mu.Lock()
+		_, ok := b.tokens[tok]
+		b.mu.Unlock()
+		if !ok {
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (b *backend) connection(w http.ResponseWriter, r *http.Request) {
+	// No connector is linked locally: connector tools stay off.
+	writeJSON(w, http.StatusOK, map[string]string{"connector": r.PathValue("connector"), "status": "missing"})
+}
+
+func (b *backend) token(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Audience string `json:"audience"`
+	}
+	if json.NewDecoder(r.Body).Decode(&req) != nil || req.Audience != "commonly" {
+		http.Error(w, `{"error":"no connection for that audience"}`, http.StatusNotFound)
+		return
+	}
+	tok := randomToken()
+	b.mu.Lock()
+	b.tokens[tok] = r.PathValue("user")
+	b.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]string{"token": tok, "expiresAt": time.Now().Add(5 * time.Minute).UTC().Format(time.RFC3339)})
+}
+
+func (b *backend) readMessages(w http.ResponseWriter, r *http.Request) {
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	b.mu.Lock()
+	msgs := b.messages[r.PathValue("pod")]
+	if limit > 0 && len(msgs) > limit {
+		msgs = msgs[len(msgs)-limit:]
+	}
+	out := append([]podMessage{}, msgs...)
+	b.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"messages": out})
+}
+
+func (b *backend) postMessage(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Content   string `json:"content"`
+		AgentName string `json:"agentName"`
+	}
+	if json.NewDecoder(r.Body).Decode(&req) != nil || req.Content == "" {
+		http.Error(w, `{"error":"content is required"}`, http.StatusBadRequest)
+		return
+	}
+	id := b.add(r.PathValue("pod"), req.AgentName, req.Content)
+	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+}
+
+func (b *backend) add(pod, author, content string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	id := fmt.Sprintf("msg-%d", b.seq)
+	b.messages[pod] = append(b.messages[pod], podMessage{ID: id, Author: author, Content: content, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
+	return id
+}
+
+func (b *backend) readMemory(w http.ResponseWriter, r *http.Request) {
+	b.mu.Lock()
+	content := b.memory[r.PathValue("pod")+"/"+r.PathValue("agent")]
+	b.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]string{"content": content})
+}
+
+func (b *backend) appendMemory(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Append string `json:"append"`
+	}
+	if json.NewDecoder(r.Body).Decode(&req) != nil || req.Append == "" {
+		http.Error(w, `{"error":"append is required"}`, http.StatusBadRequest)
+		return
+	}
+	k := r.PathValue("pod") + "/" + r.PathValue("agent")
+	b.mu.Lock()
+	if b.memory[k] != "" {
+		b.memory[k] += "\n"
+	}
+	b.memory[k] += req.Append
+	b.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (b *backend) createTask(w http.ResponseWriter, r *http.Request) {
+	var req map[string]string
+	if json.NewDecoder(r.Body).Decode(&req) != nil || req["title"] == "" {
+		http.Error(w, `{"error":"title is required"}`, http.StatusBadRequest)
+		return
+	}
+	b.mu.Lock()
+	b.seq++
+	req["id"] = fmt.Sprintf("task-%d", b.seq)
+	b.tasks[r.PathValue("pod")] = append(b.tasks[r.PathValue("pod")], req)
+	b.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]string{"id": req["id"]})
+}
+
+// podMessages returns a pod's messages, for the demo's printout.
+func (b *backend) podMessages(pod string) []podMessage {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]podMessage{}, b.messages[pod]...)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func randomToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "local-" + hex.EncodeToString(b[:])
+}
