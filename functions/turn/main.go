@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"time"
 
 	lambdastart "github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/commonly/runtime/functions/turn/app"
+	"github.com/commonly/runtime/shared/metrics"
 )
 
 func main() {
@@ -42,6 +44,8 @@ func setup(ctx context.Context, log *slog.Logger) (func(context.Context, []byte)
 		Dynamo: dynamodb.NewFromConfig(awsCfg),
 		Lambda: lambda.NewFromConfig(awsCfg),
 		Log:    log,
+		// EMF lines on stdout become CloudWatch metrics.
+		Metrics: metrics.New(os.Stdout, time.Now),
 	})
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/commonly/runtime/shared/install"
 	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/utcday"
@@ -44,6 +45,8 @@ type Config struct {
 	// InstallCacheTTL bounds how stale an install may be on a warm
 	// container. Zero disables the cache.
 	InstallCacheTTL time.Duration
+	// Metrics receives admission events; nil discards.
+	Metrics *metrics.Emitter
 }
 
 // Service is the turn API's domain.
@@ -172,9 +175,11 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 		}
 		return &Submitted{Run: prev, Replayed: true}, nil
 	case !res.Admitted:
+		s.cfg.Metrics.Emit(map[string]string{"Plan": string(plan)}, metrics.Metric{Name: "TurnsRefusedAtCeiling", Unit: metrics.Count, Value: 1})
 		return nil, &CeilingError{Limit: limit, Used: res.CeilingUsed, ResetsAt: utcday.ResetsAt(now)}
 	}
 
+	s.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine}, metrics.Metric{Name: "TurnsAdmitted", Unit: metrics.Count, Value: 1})
 	s.log.InfoContext(ctx, "turn admitted", "runId", run.RunID, "userId", run.UserID, "installId", run.InstallID, "engine", run.Engine)
 	latest, err := s.dispatch.Dispatch(ctx, run)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/shared/install"
+	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/runs"
 )
 
@@ -39,6 +40,8 @@ type WorkerConfig struct {
 	// dispatch of it (Lambda's retry of a crashed invocation) closes it as
 	// interrupted. It must exceed the longest turn.
 	StaleAfter time.Duration
+	// Metrics receives one EMF event per finished turn; nil discards.
+	Metrics *metrics.Emitter
 }
 
 // Worker claims dispatched runs and drives them to a final status.
@@ -138,7 +141,29 @@ func (w *Worker) write(ctx context.Context, run *runs.Run, refund bool) {
 	run.Refunded = refund
 	if err := w.store.FinishRun(ctx, run, refund); err != nil {
 		w.log.ErrorContext(ctx, "could not write final run", "runId", run.RunID, "err", err)
+		return
 	}
+	w.emit(run, refund)
+}
+
+// emit records a finished turn. Dimensions are the engine and the status
+// only (few values); ids go to logs, never to metrics.
+func (w *Worker) emit(run *runs.Run, refund bool) {
+	var duration float64
+	if run.StartedAt != nil && run.CompletedAt != nil {
+		duration = float64(run.CompletedAt.Sub(*run.StartedAt).Milliseconds())
+	}
+	refunds := 0.0
+	if refund {
+		refunds = 1
+	}
+	w.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine, "Status": string(run.Status)},
+		metrics.Metric{Name: "Turns", Unit: metrics.Count, Value: 1},
+		metrics.Metric{Name: "TurnDuration", Unit: metrics.Milliseconds, Value: duration},
+		metrics.Metric{Name: "TurnCostMicros", Unit: metrics.None, Value: float64(run.CostMicros)},
+		metrics.Metric{Name: "ModelCalls", Unit: metrics.Count, Value: float64(len(run.Steps))},
+		metrics.Metric{Name: "TurnsRefunded", Unit: metrics.Count, Value: refunds},
+	)
 }
 
 func setFinal(r *runs.Run, st runs.Status, kind runs.ErrorKind, msg string, now time.Time) {

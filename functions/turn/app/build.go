@@ -13,6 +13,7 @@ import (
 	"github.com/commonly/runtime/functions/turn/handler"
 	"github.com/commonly/runtime/shared/fallback"
 	"github.com/commonly/runtime/shared/install"
+	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -26,6 +27,8 @@ type Deps struct {
 	HTTP *http.Client
 	Now  func() time.Time
 	Log  *slog.Logger
+	// Metrics receives CloudWatch EMF events (stdout in Lambda); nil discards.
+	Metrics *metrics.Emitter
 }
 
 // Built is a wired turn function.
@@ -60,7 +63,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	if cfg.DORuntimeURL != "" {
 		engines[install.DurableObject] = fallback.New(cfg.DORuntimeURL, cfg.DORuntimeToken, d.HTTP, prices, cfg.LLMModel, d.Now, d.Log)
 	}
-	worker := turns.NewWorker(turns.WorkerConfig{InstallCacheTTL: cfg.InstallCacheTTL}, st, engines, d.Now, d.Log)
+	worker := turns.NewWorker(turns.WorkerConfig{InstallCacheTTL: cfg.InstallCacheTTL, Metrics: d.Metrics}, st, engines, d.Now, d.Log)
 
 	var dispatcher turns.Dispatcher = turns.InlineDispatcher{Worker: worker}
 	if cfg.Dispatch == DispatchLambda {
@@ -71,7 +74,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	}
 	svc := turns.NewService(turns.Config{
 		Limits: cfg.Limits, DefaultEngine: cfg.DefaultEngine,
-		FallbackConfigured: cfg.DORuntimeURL != "", InstallCacheTTL: cfg.InstallCacheTTL,
+		FallbackConfigured: cfg.DORuntimeURL != "", InstallCacheTTL: cfg.InstallCacheTTL, Metrics: d.Metrics,
 	}, st, dispatcher, d.Now, d.Log)
 	return &Built{Handler: handler.New(svc, worker, d.Log), Service: svc, Worker: worker, Store: st}, nil
 }

@@ -136,6 +136,16 @@ func TestTurnLifecycleInline(t *testing.T) {
 		t.Fatalf("wait: %d %v %s", w.StatusCode, w.Headers, w.Body)
 	}
 
+	emf := e.emf.String()
+	for _, want := range []string{`"TurnsAdmitted":1`, `"Turns":1`, `"Status":"succeeded"`, `"TurnCostMicros":42`, `"Namespace":"Commonly/Turns"`} {
+		if !strings.Contains(emf, want) {
+			t.Errorf("EMF output lacks %s: %s", want, emf)
+		}
+	}
+	if strings.Contains(emf, "user-1") || strings.Contains(emf, acc["runId"]) {
+		t.Error("ids must not become metric dimensions")
+	}
+
 	u := e.do(t, event(t, "usage.json"))
 	usage := decode[map[string]any](t, u.Body)
 	if u.StatusCode != 200 || usage["plan"] != "free" || usage["turnsUsed"] != 2.0 || usage["turnsLimit"] != 30.0 || usage["costMicros"] != 84.0 || usage["resetsAt"] != "2026-12-03T00:00:00Z" {

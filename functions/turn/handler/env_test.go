@@ -20,6 +20,7 @@ import (
 	"github.com/commonly/runtime/functions/turn/handler"
 	"github.com/commonly/runtime/shared/fallback"
 	"github.com/commonly/runtime/shared/install"
+	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/pricing"
 	"github.com/commonly/runtime/shared/runs"
@@ -76,6 +77,7 @@ type env struct {
 	clock  *clock
 	native *nativeStub
 	logs   *syncBuffer
+	emf    *syncBuffer
 	dbURL  string
 }
 
@@ -124,7 +126,8 @@ func newEnv(t *testing.T, o envOpts) *env {
 		}
 		engines[install.DurableObject] = do
 	}
-	worker := turns.NewWorker(turns.WorkerConfig{}, ts, engines, clk.Now, log)
+	emf := &syncBuffer{}
+	worker := turns.NewWorker(turns.WorkerConfig{Metrics: metrics.New(emf, clk.Now)}, ts, engines, clk.Now, log)
 	var d turns.Dispatcher = turns.InlineDispatcher{Worker: worker}
 	if o.dispatcher != nil {
 		d = o.dispatcher(worker)
@@ -137,8 +140,8 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := turns.NewService(turns.Config{Limits: limits, DefaultEngine: install.Native, FallbackConfigured: o.doURL != ""}, ts, d, clk.Now, log)
-	return &env{h: handler.New(svc, worker, log), st: st, clock: clk, native: native, logs: logs, dbURL: db.URL}
+	svc := turns.NewService(turns.Config{Limits: limits, DefaultEngine: install.Native, FallbackConfigured: o.doURL != "", Metrics: metrics.New(emf, clk.Now)}, ts, d, clk.Now, log)
+	return &env{h: handler.New(svc, worker, log), st: st, clock: clk, native: native, logs: logs, emf: emf, dbURL: db.URL}
 }
 
 // event loads a SAM-style event file from testdata.
