@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"time"
@@ -31,7 +32,7 @@ func main() {
 }
 
 // setup loads the configuration and builds the clients once per container.
-func setup(ctx context.Context, log *slog.Logger) (func(context.Context, []byte) (any, error), error) {
+func setup(ctx context.Context, log *slog.Logger) (func(context.Context, json.RawMessage) (any, error), error) {
 	cfg, err := app.LoadConfig(os.Getenv)
 	if err != nil {
 		return nil, err
@@ -50,7 +51,5 @@ func setup(ctx context.Context, log *slog.Logger) (func(context.Context, []byte)
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, payload []byte) (any, error) {
-		return built.Handler.Invoke(ctx, payload)
-	}, nil
+	return built.Handler.Invoke, nil
 }
