@@ -1,8 +1,8 @@
 package github
 
 import (
+	"github.com/commonly/runtime/shared/tools/internal/textcap"
 	"strings"
-	"unicode/utf8"
 )
 
 // Bounds on what the model is shown.
@@ -54,7 +54,7 @@ type issue struct {
 // anything echo it. The body is included only when withBody is set.
 func present(a apiIssue, token string, withBody bool) issue {
 	s := func(v string, max int) string {
-		v, _ = clip(scrub(v, token), max)
+		v, _ = textcap.Head(textcap.Scrub(v, token), max)
 		return v
 	}
 	out := issue{
@@ -77,7 +77,7 @@ func present(a apiIssue, token string, withBody bool) issue {
 		out.Labels = append(out.Labels, s(l.Name, maxLabel))
 	}
 	if withBody {
-		body, cut := clip(scrub(a.Body, token), maxBody)
+		body, cut := textcap.Head(textcap.Scrub(a.Body, token), maxBody)
 		out.Body, out.BodyTruncated = &body, cut
 	}
 	return out
@@ -90,26 +90,4 @@ func repoOf(repositoryURL string) string {
 		return ""
 	}
 	return repo
-}
-
-func scrub(s, token string) string {
-	if token == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, token, "[redacted]")
-}
-
-// clip keeps the first max runes of s, marking a cut with "…".
-func clip(s string, max int) (string, bool) {
-	if utf8.RuneCountInString(s) <= max {
-		return s, false
-	}
-	n := 0
-	for i := range s {
-		if n == max-1 {
-			return s[:i] + "…", true
-		}
-		n++
-	}
-	return s, false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/commonly/runtime/shared/tools/internal/textcap"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -90,16 +91,16 @@ func capContext(msgs []message, count int, token string) contextOutput {
 	cut := false
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
-		content, truncated := head(scrub(m.Content, token), maxMessageRead)
-		author, _ := head(scrub(m.Author, token), maxAuthor)
-		if total+runes(content) > maxContextRead {
+		content, truncated := textcap.Head(textcap.Scrub(m.Content, token), maxMessageRead)
+		author, _ := textcap.Head(textcap.Scrub(m.Author, token), maxAuthor)
+		if total+textcap.Len(content) > maxContextRead {
 			break
 		}
-		total += runes(content)
+		total += textcap.Len(content)
 		cut = cut || truncated
 		out.Messages = append(out.Messages, contextMessage{
-			ID: scrub(m.ID, token), Author: author, Content: content,
-			CreatedAt: scrub(m.CreatedAt, token), Truncated: truncated,
+			ID: textcap.Scrub(m.ID, token), Author: author, Content: content,
+			CreatedAt: textcap.Scrub(m.CreatedAt, token), Truncated: truncated,
 		})
 		kept++
 	}

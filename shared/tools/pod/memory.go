@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/commonly/runtime/shared/tools/internal/textcap"
 	"net/http"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ func (t readMemory) Call(ctx context.Context, env tools.Env, args json.RawMessag
 		return tools.Result{Err: err}
 	}
 	// Entries are appended, so the latest are at the end: keep those.
-	content, cut := tail(scrub(answer.Content, token), maxMemoryRead)
+	content, cut := textcap.Tail(textcap.Scrub(answer.Content, token), maxMemoryRead)
 	out := map[string]any{"content": content}
 	if cut {
 		out["note"] = fmt.Sprintf("earlier memory omitted: reads are capped at the last %d characters", maxMemoryRead)
@@ -72,7 +73,7 @@ func (t writeMemory) Call(ctx context.Context, env tools.Env, args json.RawMessa
 	if a.Content == nil || strings.TrimSpace(*a.Content) == "" {
 		return tools.Errorf("%w: content is required", tools.ErrBadArguments)
 	}
-	if runes(*a.Content) > maxMemoryWrite {
+	if textcap.Len(*a.Content) > maxMemoryWrite {
 		return tools.Errorf("%w: content is longer than %d characters", tools.ErrBadArguments, maxMemoryWrite)
 	}
 	// The stamp is the tool's, not the model's: the model does not know

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/commonly/runtime/shared/tools/internal/textcap"
 	"net/http"
 	"strings"
 
@@ -40,14 +41,14 @@ func (t postMessage) Call(ctx context.Context, env tools.Env, args json.RawMessa
 	if a.Content == nil || strings.TrimSpace(*a.Content) == "" {
 		return tools.Errorf("%w: content is required", tools.ErrBadArguments)
 	}
-	if runes(*a.Content) > maxMessageWrite {
+	if textcap.Len(*a.Content) > maxMessageWrite {
 		return tools.Errorf("%w: content is longer than %d characters", tools.ErrBadArguments, maxMessageWrite)
 	}
 	id, token, err := t.c.post(ctx, env, *a.Content)
 	if err != nil {
 		return tools.Result{Err: err}
 	}
-	return tools.Result{Output: map[string]any{"messageId": scrub(id, token)}, Posted: true}
+	return tools.Result{Output: map[string]any{"messageId": textcap.Scrub(id, token)}, Posted: true}
 }
 
 // Post posts content to env's pod as env's agent: the loop's delivery of
@@ -57,7 +58,7 @@ func (c *Client) Post(ctx context.Context, env tools.Env, content string) error 
 	if strings.TrimSpace(content) == "" {
 		return errors.New("pod: nothing to post")
 	}
-	content, _ = head(content, maxMessageWrite)
+	content, _ = textcap.Head(content, maxMessageWrite)
 	if _, _, err := c.post(ctx, env, content); err != nil {
 		return fmt.Errorf("pod: posting the answer: %w", err)
 	}

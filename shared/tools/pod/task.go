@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/commonly/runtime/shared/tools/internal/textcap"
 	"net/http"
 	"strings"
 
@@ -55,7 +56,7 @@ func (t createTask) Call(ctx context.Context, env tools.Env, args json.RawMessag
 		value string
 		max   int
 	}{{"title", *a.Title, maxTitle}, {"assignee", a.Assignee, maxAssignee}, {"notes", a.Notes, maxNotes}} {
-		if runes(f.value) > f.max {
+		if textcap.Len(f.value) > f.max {
 			return tools.Errorf("%w: %s is longer than %d characters", tools.ErrBadArguments, f.name, f.max)
 		}
 	}
@@ -77,5 +78,5 @@ func (t createTask) Call(ctx context.Context, env tools.Env, args json.RawMessag
 	if err != nil && !errors.Is(err, errMalformed) {
 		return tools.Result{Err: err}
 	}
-	return tools.Result{Output: map[string]any{"created": true, "taskId": scrub(answer.ID, token)}}
+	return tools.Result{Output: map[string]any{"created": true, "taskId": textcap.Scrub(answer.ID, token)}}
 }

@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/commonly/runtime/shared/tools/internal/textcap"
 	"io"
 	"net/http"
 	"net/url"
@@ -174,7 +175,7 @@ func (t *Tool) Call(ctx context.Context, _ tools.Env, args json.RawMessage) tool
 		return tools.Errorf("%w: query is required", tools.ErrBadArguments)
 	}
 	query := strings.TrimSpace(*a.Query)
-	if runeCount(query) > maxQuery {
+	if textcap.Len(query) > maxQuery {
 		return tools.Errorf("%w: query is longer than %d characters", tools.ErrBadArguments, maxQuery)
 	}
 	n := defaultMaxResults
@@ -252,7 +253,7 @@ func (t *Tool) present(hits []result, n int) map[string]any {
 	return m
 }
 
-func (t *Tool) scrub(s string) string { return strings.ReplaceAll(s, t.key, "[redacted]") }
+func (t *Tool) scrub(s string) string { return textcap.Scrub(s, t.key) }
 
 // postJSON builds a JSON POST.
 func postJSON(ctx context.Context, endpoint string, body any) (*http.Request, error) {

@@ -1,20 +1,9 @@
 package search
 
-import "unicode/utf8"
+import "github.com/commonly/runtime/shared/tools/internal/textcap"
 
-// clip keeps the first max runes of s, marking a cut with "…".
+// clip keeps the first max characters of s, marking a cut with "…".
 func clip(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	n := 0
-	for i := range s {
-		if n == max-1 {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
+	c, _ := textcap.Head(s, max)
+	return c
 }
-
-func runeCount(s string) int { return utf8.RuneCountInString(s) }

@@ -1,0 +1,62 @@
+// Package textcap bounds and cleans the text tools exchange with the
+// model and upstream services, counting in characters (runes) as the
+// model and the tools' limits do.
+package textcap
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Redacted replaces a credential an upstream echoed back.
+const Redacted = "[redacted]"
+
+// Head keeps the first max characters of s, marking a cut with "…" (the
+// mark counts towards max). It reports whether s was cut.
+func Head(s string, max int) (string, bool) {
+	if utf8.RuneCountInString(s) <= max {
+		return s, false
+	}
+	if max <= 1 {
+		return "…", true
+	}
+	n := 0
+	for i := range s {
+		if n == max-1 {
+			return s[:i] + "…", true
+		}
+		n++
+	}
+	return s, false
+}
+
+// Tail keeps the last max characters of s, marking a cut with "…".
+func Tail(s string, max int) (string, bool) {
+	n := utf8.RuneCountInString(s)
+	if n <= max {
+		return s, false
+	}
+	if max <= 1 {
+		return "…", true
+	}
+	skip := n - (max - 1)
+	for i := range s {
+		if skip == 0 {
+			return "…" + s[i:], true
+		}
+		skip--
+	}
+	return "…", true
+}
+
+// Scrub removes a secret from text an upstream sent back: a service (or
+// someone's message) could echo it, and the model must never see it.
+func Scrub(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, Redacted)
+}
+
+// Len counts characters as the bounds see them.
+func Len(s string) int { return utf8.RuneCountInString(s) }
