@@ -13,6 +13,7 @@ import (
 
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/infra/local/gateway"
 	"github.com/commonly/runtime/shared/runs"
 )
 
@@ -29,11 +30,11 @@ const demoMessage = "Hello! What is the sum of the squares of 1..10?\n\n```pytho
 // the API and prints its transcript, usage and cost, and how to call it.
 func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods *backend, out *os.File) error {
 	now := time.Now()
-	admin, err := mintToken(secret, "commonly-backend", []string{handler.ServiceScope}, 24*time.Hour, now)
+	admin, err := gateway.MintToken(secret, "commonly-backend", []string{handler.ServiceScope}, 24*time.Hour, now)
 	if err != nil {
 		return err
 	}
-	user, err := mintToken(secret, demoUser, nil, 24*time.Hour, now)
+	user, err := gateway.MintToken(secret, demoUser, nil, 24*time.Hour, now)
 	if err != nil {
 		return err
 	}

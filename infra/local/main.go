@@ -24,6 +24,7 @@ import (
 
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/infra/local/gateway"
 	"github.com/commonly/runtime/shared/store/embedded"
 )
 
@@ -91,7 +92,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	gw := &gateway{secret: secret, invoke: built.Handler.HandleHTTP, now: time.Now, log: log}
+	gw := &gateway.Gateway{Secret: secret, Invoke: built.Handler.HandleHTTP, Log: log}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -168,7 +169,7 @@ func printToken(args []string, secret []byte, out *os.File) error {
 	if len(args) > 1 && args[1] == "admin" {
 		scopes = []string{handler.ServiceScope}
 	}
-	tok, err := mintToken(secret, args[0], scopes, 24*time.Hour, time.Now())
+	tok, err := gateway.MintToken(secret, args[0], scopes, 24*time.Hour, time.Now())
 	if err != nil {
 		return err
 	}

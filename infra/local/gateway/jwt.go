@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"errors"
@@ -16,8 +16,8 @@ const (
 	localAudience = "commonly-turns"
 )
 
-// mintToken signs a local HS256 token for sub with the given scopes.
-func mintToken(secret []byte, sub string, scopes []string, ttl time.Duration, now time.Time) (string, error) {
+// MintToken signs a local HS256 token for sub with the given scopes.
+func MintToken(secret []byte, sub string, scopes []string, ttl time.Duration, now time.Time) (string, error) {
 	claims := jwt.MapClaims{
 		"sub": sub, "iss": localIssuer, "aud": localAudience,
 		"iat": now.Unix(), "exp": now.Add(ttl).Unix(),
@@ -28,9 +28,9 @@ func mintToken(secret []byte, sub string, scopes []string, ttl time.Duration, no
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
 }
 
-// verifyToken checks an "Authorization: Bearer" header and returns the
+// VerifyToken checks an "Authorization: Bearer" header and returns the
 // claims flattened to strings, as API Gateway passes them to the function.
-func verifyToken(secret []byte, authorization string, now time.Time) (map[string]string, error) {
+func VerifyToken(secret []byte, authorization string, now time.Time) (map[string]string, error) {
 	raw, ok := strings.CutPrefix(authorization, "Bearer ")
 	if !ok || raw == "" {
 		return nil, errors.New("no bearer token")

@@ -1,4 +1,9 @@
-package main
+// Package gateway is the local stand-in for API Gateway (HTTP API) with
+// its JWT authorizer: it turns HTTP requests into the
+// events.APIGatewayV2HTTPRequest the turn function receives in AWS, with
+// the claims of a valid HS256 token, and the function's responses back into
+// HTTP. The local stack and the benchmarks serve the API through it.
+package gateway
 
 import (
 	"context"
@@ -21,25 +26,27 @@ import (
 // maxLocalBody mirrors API Gateway's payload limit.
 const maxLocalBody = 10 << 20
 
-// gateway turns HTTP requests into the API Gateway HTTP API (v2) events
-// the turn function receives in AWS, with the JWT authorizer's claims,
-// and the function's responses back into HTTP.
-type gateway struct {
-	secret []byte
-	invoke func(context.Context, events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse
-	now    func() time.Time
-	log    *slog.Logger
-	seq    atomic.Int64
+// Gateway is an http.Handler in front of a turn function handler.
+type Gateway struct {
+	// Secret verifies HS256 tokens.
+	Secret []byte
+	// Invoke is the function's handler.
+	Invoke func(context.Context, events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Log receives rejected tokens; nil discards.
+	Log *slog.Logger
+	seq atomic.Int64
 }
 
-func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxLocalBody+1))
 	if err != nil || len(body) > maxLocalBody {
 		http.Error(w, `{"message":"Request Entity Too Large"}`, http.StatusRequestEntityTooLarge)
 		return
 	}
 	ev := g.event(r, body)
-	resp := g.invoke(r.Context(), ev)
+	resp := g.Invoke(r.Context(), ev)
 	for k, v := range resp.Headers {
 		w.Header().Set(k, v)
 	}
@@ -55,8 +62,11 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-func (g *gateway) event(r *http.Request, body []byte) events.APIGatewayV2HTTPRequest {
-	now := g.now()
+func (g *Gateway) event(r *http.Request, body []byte) events.APIGatewayV2HTTPRequest {
+	now := time.Now()
+	if g.Now != nil {
+		now = g.Now()
+	}
 	headers := map[string]string{}
 	for k, vs := range r.Header {
 		headers[strings.ToLower(k)] = strings.Join(vs, ",")
@@ -91,12 +101,12 @@ func (g *gateway) event(r *http.Request, body []byte) events.APIGatewayV2HTTPReq
 	}
 	// Like the JWT authorizer: claims of a valid token only. A request
 	// without one reaches the function with no identity, which answers 401.
-	if claims, err := verifyToken(g.secret, r.Header.Get("Authorization"), now); err == nil {
+	if claims, err := VerifyToken(g.Secret, r.Header.Get("Authorization"), now); err == nil {
 		ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
 			JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: claims, Scopes: strings.Fields(claims["scope"])},
 		}
-	} else if r.Header.Get("Authorization") != "" {
-		g.log.Info("rejected token", "requestId", ev.RequestContext.RequestID, "reason", err.Error())
+	} else if r.Header.Get("Authorization") != "" && g.Log != nil {
+		g.Log.Info("rejected token", "requestId", ev.RequestContext.RequestID, "reason", err.Error())
 	}
 	return ev
 }

@@ -1,0 +1,76 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+var secret = []byte("test-secret")
+
+func TestVerifyToken(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	good, _ := MintToken(secret, "user-1", []string{"commonly/admin", "x"}, time.Hour, now)
+	claims, err := VerifyToken(secret, "Bearer "+good, now)
+	if err != nil || claims["sub"] != "user-1" || claims["scope"] != "commonly/admin x" || claims["exp"] != "1796216400" {
+		t.Fatalf("claims = %v, %v", claims, err)
+	}
+	expired, _ := MintToken(secret, "user-1", nil, time.Minute, now.Add(-time.Hour))
+	otherKey, _ := MintToken([]byte("other"), "user-1", nil, time.Hour, now)
+	none, _ := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"sub": "user-1", "iss": localIssuer, "aud": localAudience, "exp": now.Add(time.Hour).Unix()}).SignedString(jwt.UnsafeAllowNoneSignatureType)
+	noAud, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "u", "iss": localIssuer, "exp": now.Add(time.Hour).Unix()}).SignedString(secret)
+	for name, h := range map[string]string{
+		"expired": "Bearer " + expired, "wrong key": "Bearer " + otherKey, "alg none": "Bearer " + none,
+		"no audience": "Bearer " + noAud, "not bearer": "Basic " + good, "empty": "",
+	} {
+		if _, err := VerifyToken(secret, h, now); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestGatewayBuildsAPIGatewayEvents(t *testing.T) {
+	var got events.APIGatewayV2HTTPRequest
+	g := &Gateway{Secret: secret, Log: discardLogger(), Invoke: func(_ context.Context, ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+		got = ev
+		return events.APIGatewayV2HTTPResponse{StatusCode: 202, Headers: map[string]string{"Location": "/v1/runs/r1"}, Body: `{"ok":true}`}
+	}}
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	tok, _ := MintToken(secret, "user-1", nil, time.Hour, time.Now())
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/installs/inst-1/turns?x=1", strings.NewReader(`{"message":"hi"}`))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Idempotency-Key", "k1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 202 || resp.Header.Get("Location") != "/v1/runs/r1" {
+		t.Errorf("response %d %v", resp.StatusCode, resp.Header)
+	}
+	if got.RouteKey != "POST /v1/installs/{installId}/turns" || got.PathParameters["installId"] != "inst-1" || got.Version != "2.0" ||
+		got.Headers["idempotency-key"] != "k1" || got.Body != `{"message":"hi"}` || got.RawQueryString != "x=1" ||
+		got.RequestContext.HTTP.Method != "POST" || got.RequestContext.Authorizer == nil || got.RequestContext.Authorizer.JWT.Claims["sub"] != "user-1" {
+		t.Errorf("event = %+v", got)
+	}
+	// A bad token reaches the function without claims (it answers 401).
+	req, _ = http.NewRequest("GET", srv.URL+"/v1/me/usage", nil)
+	req.Header.Set("Authorization", "Bearer forged")
+	if resp, err = http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	if got.RequestContext.Authorizer != nil {
+		t.Errorf("forged token produced claims: %+v", got.RequestContext.Authorizer)
+	}
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
