@@ -8,11 +8,11 @@ import (
 	"github.com/commonly/runtime/shared/install"
 )
 
-// installCache keeps installs on a warm container for a short, stated time
+// InstallCache keeps installs on a warm container for a short, stated time
 // (Config.InstallCacheTTL): an install changes rarely and is read on every
 // turn. Changes made through this container evict the entry at once; a
 // change made through another container shows within the TTL.
-type installCache struct {
+type InstallCache struct {
 	mu    sync.Mutex
 	store Store
 	ttl   time.Duration
@@ -25,11 +25,16 @@ type cachedInstall struct {
 	expires time.Time
 }
 
-func newInstallCache(s Store, ttl time.Duration, now func() time.Time) *installCache {
-	return &installCache{store: s, ttl: ttl, now: now, items: map[string]cachedInstall{}}
+// NewInstallCache returns a cache over the store. One cache serves the
+// service and the worker of a container, so a turn reads its install once.
+func NewInstallCache(s Store, ttl time.Duration, now func() time.Time) *InstallCache {
+	if now == nil {
+		now = time.Now
+	}
+	return &InstallCache{store: s, ttl: ttl, now: now, items: map[string]cachedInstall{}}
 }
 
-func (c *installCache) cached(id string) (*install.Install, bool) {
+func (c *InstallCache) cached(id string) (*install.Install, bool) {
 	if c.ttl <= 0 {
 		return nil, false
 	}
@@ -43,7 +48,7 @@ func (c *installCache) cached(id string) (*install.Install, bool) {
 	return &in, true
 }
 
-func (c *installCache) put(in *install.Install) {
+func (c *InstallCache) put(in *install.Install) {
 	if c.ttl <= 0 || in == nil {
 		return
 	}
@@ -55,13 +60,13 @@ func (c *installCache) put(in *install.Install) {
 	c.items[in.InstallID] = cachedInstall{in: *in, expires: c.now().Add(c.ttl)}
 }
 
-func (c *installCache) evict(id string) {
+func (c *InstallCache) evict(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.items, id)
 }
 
-func (c *installCache) get(ctx context.Context, id string) (*install.Install, error) {
+func (c *InstallCache) get(ctx context.Context, id string) (*install.Install, error) {
 	if in, ok := c.cached(id); ok {
 		return in, nil
 	}

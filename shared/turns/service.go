@@ -47,6 +47,9 @@ type Config struct {
 	InstallCacheTTL time.Duration
 	// Metrics receives admission events; nil discards.
 	Metrics *metrics.Emitter
+	// Installs is the container's install cache, shared with the worker;
+	// nil makes one with InstallCacheTTL.
+	Installs *InstallCache
 }
 
 // Service is the turn API's domain.
@@ -54,7 +57,7 @@ type Service struct {
 	cfg      Config
 	store    Store
 	dispatch Dispatcher
-	installs *installCache
+	installs *InstallCache
 	now      func() time.Time
 	newID    func() string
 	log      *slog.Logger
@@ -68,10 +71,10 @@ func NewService(cfg Config, store Store, d Dispatcher, now func() time.Time, log
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{
-		cfg: cfg, store: store, dispatch: d, now: now, log: log, newID: NewRunID,
-		installs: newInstallCache(store, cfg.InstallCacheTTL, now),
+	if cfg.Installs == nil {
+		cfg.Installs = NewInstallCache(store, cfg.InstallCacheTTL, now)
 	}
+	return &Service{cfg: cfg, store: store, dispatch: d, now: now, log: log, newID: NewRunID, installs: cfg.Installs}
 }
 
 // NewRunID returns a random, URL-safe run id.

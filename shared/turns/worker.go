@@ -42,6 +42,9 @@ type WorkerConfig struct {
 	StaleAfter time.Duration
 	// Metrics receives one EMF event per finished turn; nil discards.
 	Metrics *metrics.Emitter
+	// Installs is the container's install cache, shared with the service;
+	// nil makes one with InstallCacheTTL.
+	Installs *InstallCache
 }
 
 // Worker claims dispatched runs and drives them to a final status.
@@ -49,7 +52,7 @@ type Worker struct {
 	cfg      WorkerConfig
 	store    Store
 	engines  map[install.Engine]Engine
-	installs *installCache
+	installs *InstallCache
 	now      func() time.Time
 	log      *slog.Logger
 }
@@ -67,7 +70,10 @@ func NewWorker(cfg WorkerConfig, store Store, engines map[install.Engine]Engine,
 	if cfg.StaleAfter <= 0 {
 		cfg.StaleAfter = 10 * time.Minute
 	}
-	return &Worker{cfg: cfg, store: store, engines: engines, installs: newInstallCache(store, cfg.InstallCacheTTL, now), now: now, log: log}
+	if cfg.Installs == nil {
+		cfg.Installs = NewInstallCache(store, cfg.InstallCacheTTL, now)
+	}
+	return &Worker{cfg: cfg, store: store, engines: engines, installs: cfg.Installs, now: now, log: log}
 }
 
 // Execute claims the run and runs it. A run that is not queued any more

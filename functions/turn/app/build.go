@@ -63,7 +63,8 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	if cfg.DORuntimeURL != "" {
 		engines[install.DurableObject] = fallback.New(cfg.DORuntimeURL, cfg.DORuntimeToken, d.HTTP, prices, cfg.LLMModel, d.Now, d.Log)
 	}
-	worker := turns.NewWorker(turns.WorkerConfig{InstallCacheTTL: cfg.InstallCacheTTL, Metrics: d.Metrics}, st, engines, d.Now, d.Log)
+	installs := turns.NewInstallCache(st, cfg.InstallCacheTTL, d.Now)
+	worker := turns.NewWorker(turns.WorkerConfig{Installs: installs, Metrics: d.Metrics}, st, engines, d.Now, d.Log)
 
 	var dispatcher turns.Dispatcher = turns.InlineDispatcher{Worker: worker}
 	if cfg.Dispatch == DispatchLambda {
@@ -74,7 +75,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	}
 	svc := turns.NewService(turns.Config{
 		Limits: cfg.Limits, DefaultEngine: cfg.DefaultEngine,
-		FallbackConfigured: cfg.DORuntimeURL != "", InstallCacheTTL: cfg.InstallCacheTTL, Metrics: d.Metrics,
+		FallbackConfigured: cfg.DORuntimeURL != "", Installs: installs, Metrics: d.Metrics,
 	}, st, dispatcher, d.Now, d.Log)
 	return &Built{Handler: handler.New(svc, worker, d.Log), Service: svc, Worker: worker, Store: st}, nil
 }
