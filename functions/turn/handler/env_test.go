@@ -42,16 +42,24 @@ func (c *clock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.t = t }
 // about admission, routing and records; the loop has its own tests. It
 // answers or fails as told.
 type nativeStub struct {
-	mu     sync.Mutex
-	calls  int
-	fail   bool
-	refund bool
+	mu       sync.Mutex
+	calls    int
+	fail     bool
+	refund   bool
+	panics   bool
+	unfinish bool
 }
 
 func (n *nativeStub) Run(_ context.Context, t turns.Turn) turns.Outcome {
 	n.mu.Lock()
 	n.calls++
 	n.mu.Unlock()
+	if n.panics {
+		panic("engine bug")
+	}
+	if n.unfinish {
+		return turns.Outcome{} // leaves the run running
+	}
 	now := time.Now().UTC()
 	t.Run.CompletedAt = &now
 	if n.fail {
