@@ -69,3 +69,35 @@ bench-smoke:
 
 clean:
 	rm -rf bin
+
+# bench: what a turn costs, side by side with @openai/agents (README, "Benchmarks").
+# The peer is installed from bench/peer/package-lock.json into a cache
+# outside the repo; everything else is built here. Tunable:
+#   make bench BENCH_RUNS=5 BENCH_TURNS=300 BENCH_WARMUP=30 BENCH_COUNT=6 BENCH_GOTIME=300x
+BENCH_CACHE ?= $(HOME)/.cache/commonly-bench
+BENCH_OUT ?= bin/bench
+BENCH_RUNS ?= 5
+BENCH_TURNS ?= 300
+BENCH_WARMUP ?= 30
+BENCH_COLD ?= 9
+BENCH_COUNT ?= 6
+BENCH_GOTIME ?= 300x
+
+## bench: the scripted turn on our turn path and on @openai/agents 0.20.0; prints one table (also $(BENCH_OUT)/latest.md)
+bench: deps tools build
+	@command -v npm >/dev/null || { SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq npm; }
+	@mkdir -p $(BENCH_OUT) $(BENCH_CACHE)/peer
+	@if ! cmp -s bench/peer/package-lock.json $(BENCH_CACHE)/peer/package-lock.json || [ ! -d $(BENCH_CACHE)/peer/node_modules ]; then \
+	  echo "installing the peer into $(BENCH_CACHE)/peer"; \
+	  cp bench/peer/package.json bench/peer/package-lock.json $(BENCH_CACHE)/peer/ && \
+	  (cd $(BENCH_CACHE)/peer && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error); \
+	fi
+	@cp bench/peer/peer.mjs $(BENCH_CACHE)/peer/
+	$(GO) build -o $(BENCH_OUT)/turnproc ./bench/cmd/turnproc
+	$(GO) build -o $(BENCH_OUT)/benchdriver ./bench/cmd/benchdriver
+	$(GO) test -run='^$$' -bench=BenchmarkTurn -benchmem -benchtime=$(BENCH_GOTIME) -count=$(BENCH_COUNT) ./bench/ > $(BENCH_OUT)/go.txt
+	$(BENCH_OUT)/benchdriver -runs $(BENCH_RUNS) -turns $(BENCH_TURNS) -warmup $(BENCH_WARMUP) -cold-starts $(BENCH_COLD) \
+	  -turnproc $(BENCH_OUT)/turnproc -peer-dir $(BENCH_CACHE)/peer -gobench $(BENCH_OUT)/go.txt \
+	  -benchstat $(GOBIN)/benchstat -rie $(GOBIN)/aws-lambda-rie -bootstrap bin/turn/bootstrap \
+	  -markdown $(BENCH_OUT)/latest.md

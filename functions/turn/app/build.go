@@ -11,10 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/shared/agent"
 	"github.com/commonly/runtime/shared/fallback"
 	"github.com/commonly/runtime/shared/install"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/tools"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -29,6 +31,11 @@ type Deps struct {
 	Log  *slog.Logger
 	// Metrics receives CloudWatch EMF events (stdout in Lambda); nil discards.
 	Metrics *metrics.Emitter
+	// ExtraTools are offered beside the built-in tools, and Poster, when
+	// set, delivers final answers instead of the pod backend: hooks for the
+	// benchmarks, which measure this wiring with a no-op tool.
+	ExtraTools []tools.Tool
+	Poster     agent.Poster
 }
 
 // Built is a wired turn function.

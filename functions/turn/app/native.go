@@ -95,6 +95,10 @@ func buildNative(_ context.Context, cfg Config, d Deps, st *store.Dynamo) (*nati
 	} else {
 		d.Log.Warn("web search off: SEARCH_API_KEY is not set")
 	}
+	e.builtins = append(e.builtins, d.ExtraTools...)
+	if d.Poster != nil {
+		poster = d.Poster
+	}
 	if brk != nil {
 		gh, err := github.New(github.Config{BaseURL: cfg.GitHubAPIURL, Tokens: brk, HTTPClient: d.HTTP})
 		if err != nil {
@@ -196,8 +200,13 @@ func systemPrompt(in *install.Install) string {
 	if in.SystemPrompt != "" {
 		return in.SystemPrompt
 	}
+	return DefaultSystemPrompt(in.AgentName)
+}
+
+// DefaultSystemPrompt is the prompt of an install that sets none.
+func DefaultSystemPrompt(agentName string) string {
 	return fmt.Sprintf("You are %s, an AI agent in a Commonly pod, working beside people. "+
-		"Answer concisely. Use the tools you are offered when they help; your final answer is posted to the pod.", in.AgentName)
+		"Answer concisely. Use the tools you are offered when they help; your final answer is posted to the pod.", agentName)
 }
 
 // noPod is the poster of a deployment without a pod backend: the answer

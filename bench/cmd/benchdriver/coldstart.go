@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/commonly/runtime/bench/internal/turnstack"
+	"github.com/commonly/runtime/shared/store/embedded"
+)
+
+// cold is the bootstrap's size and cold starts.
+type cold struct {
+	sizeBytes int64
+	// rieMs: from starting the emulator (which starts the bootstrap) to
+	// the first invocation's answer, polled every 250 µs.
+	rieMs []float64
+	// aloneMs: from starting the bootstrap to its first answer posted to
+	// a minimal Runtime API served here, without the emulator.
+	aloneMs []float64
+}
+
+func coldStarts(ctx context.Context, o options) (cold, error) {
+	fi, err := os.Stat(o.bootstrap)
+	if err != nil {
+		return cold{}, fmt.Errorf("%w (make build builds it)", err)
+	}
+	c := cold{sizeBytes: fi.Size()}
+	event, err := os.ReadFile(o.usageEvent)
+	if err != nil {
+		return cold{}, err
+	}
+	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
+	if err != nil {
+		return cold{}, err
+	}
+	defer db.Close()
+	home, err := os.MkdirTemp("", "bench-cold-")
+	if err != nil {
+		return cold{}, err
+	}
+	defer os.RemoveAll(home)
+	env := []string{
+		"PATH=/usr/bin:/bin", "HOME=" + home,
+		"STATE_TABLE=" + turnstack.Tables.State, "RUNS_TABLE=" + turnstack.Tables.Runs, "TURN_DISPATCH=inline",
+		"AWS_ENDPOINT_URL_DYNAMODB=" + db.URL, "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
+	}
+	for i := range o.coldStarts {
+		ms, err := rieColdStart(ctx, o, env, event)
+		if err != nil {
+			return cold{}, fmt.Errorf("under the emulator, start %d: %w", i+1, err)
+		}
+		c.rieMs = append(c.rieMs, ms)
+		ms, err = aloneColdStart(ctx, o, env, event)
+		if err != nil {
+			return cold{}, fmt.Errorf("alone, start %d: %w", i+1, err)
+		}
+		c.aloneMs = append(c.aloneMs, ms)
+	}
+	logf("cold starts under the emulator (ms): %v", round(c.rieMs))
+	logf("cold starts of the bootstrap alone (ms): %v", round(c.aloneMs))
+	return c, nil
+}
+
+func rieColdStart(ctx context.Context, o options, env []string, event []byte) (float64, error) {
+	addr, apiAddr := freeAddr(), freeAddr()
+	if addr == "" || apiAddr == "" {
+		return 0, fmt.Errorf("no free port")
+	}
+	cmd := exec.CommandContext(ctx, o.rie, "--runtime-interface-emulator-address", addr, "--runtime-api-address", apiAddr, o.bootstrap)
+	cmd.Env = env
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	url := "http://" + addr + "/2015-03-31/functions/function/invocations"
+	// A client of its own: no connection is reused across starts.
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	for deadline := start.Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Microsecond) {
+		res, err := hc.Post(url, "application/json", bytes.NewReader(event))
+		if err != nil {
+			continue // not listening yet
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		elapsed := time.Since(start)
+		if err := checkUsageAnswer(res.StatusCode, body); err != nil {
+			return 0, fmt.Errorf("%w\n%s", err, tail(logs.String(), 2000))
+		}
+		return float64(elapsed) / 1e6, nil
+	}
+	return 0, fmt.Errorf("no answer in 10 s\n%s", tail(logs.String(), 2000))
+}
+
+// checkUsageAnswer checks the function's answer to the usage event.
+func checkUsageAnswer(status int, body []byte) error {
+	var out struct {
+		StatusCode int `json:"statusCode"`
+	}
+	if status != http.StatusOK || json.Unmarshal(body, &out) != nil || out.StatusCode != http.StatusOK {
+		return fmt.Errorf("first invocation answered %d: %s", status, body)
+	}
+	return nil
+}
+
+// aloneColdStart serves the Lambda Runtime API's three routes the Go
+// runtime uses (next, response, error) and times the bootstrap from its
+// start to its first response.
+func aloneColdStart(ctx context.Context, o options, env []string, event []byte) (float64, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	type result struct {
+		at   time.Time
+		body []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	var served atomic.Bool
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", func(w http.ResponseWriter, r *http.Request) {
+		if !served.CompareAndSwap(false, true) { // one invocation: later polls wait for the kill
+			<-r.Context().Done()
+			return
+		}
+		w.Header().Set("Lambda-Runtime-Aws-Request-Id", "bench-cold-1")
+		w.Header().Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(time.Now().Add(30*time.Second).UnixMilli(), 10))
+		w.Header().Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:000000000000:function:turn")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(event)
+	})
+	mux.HandleFunc("POST /2018-06-01/runtime/invocation/{id}/response", func(w http.ResponseWriter, r *http.Request) {
+		at := time.Now()
+		body, _ := io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusAccepted)
+		done <- result{at: at, body: body}
+	})
+	mux.HandleFunc("POST /2018-06-01/runtime/", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusAccepted)
+		done <- result{err: fmt.Errorf("%s: %s", r.URL.Path, body)}
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	cmd := exec.CommandContext(ctx, o.bootstrap)
+	cmd.Env = append(append([]string(nil), env...), "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String(),
+		"AWS_LAMBDA_FUNCTION_NAME=turn", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=1024", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST")
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return 0, fmt.Errorf("%w\n%s", r.err, tail(logs.String(), 2000))
+		}
+		if err := checkUsageAnswer(http.StatusOK, r.body); err != nil {
+			return 0, err
+		}
+		return float64(r.at.Sub(start)) / 1e6, nil
+	case <-time.After(10 * time.Second):
+		return 0, fmt.Errorf("no answer in 10 s\n%s", tail(logs.String(), 2000))
+	}
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return ""
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func round(v []float64) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = strings.TrimRight(strings.TrimRight(strconv.FormatFloat(x, 'f', 1, 64), "0"), ".")
+	}
+	return out
+}

@@ -1,0 +1,46 @@
+package main
+
+import "testing"
+
+func TestParseBenchstatCSV(t *testing.T) {
+	out := []byte(`goos: linux
+,go.txt,
+,sec/op,CI
+Turn/api-2,0.003762824,2%
+Turn/handler-2,0.0031670830000000002,∞
+geomean,0.0033223100123446433,
+
+,go.txt,
+,ddb-calls/op,CI
+Turn/api-2,6,∞
+Turn/handler-2,7,∞
+geomean,6.5,
+`)
+	g, err := parseBenchstatCSV(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := g.get("Turn/api", "sec/op"); !ok || v != 0.003762824 {
+		t.Errorf("sec/op = %v %v", v, ok)
+	}
+	if v, ok := g.get("Turn/handler", "ddb-calls/op"); !ok || v != 7 {
+		t.Errorf("ddb-calls/op = %v %v", v, ok)
+	}
+	if _, ok := g.get("geomean", "sec/op"); ok {
+		t.Error("geomean read as a benchmark")
+	}
+	if _, err := parseBenchstatCSV([]byte("nothing\n")); err == nil {
+		t.Error("no benchmarks: no error")
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{{[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}, {[]float64{5}, 5}, {nil, 0}} {
+		if got := median(c.in); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}

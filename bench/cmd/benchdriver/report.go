@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/commonly/runtime/bench/internal/script"
+)
+
+// Targets of the issue.
+const (
+	targetCPURatio   = 10.0 // the peer's CPU per turn over ours, at least
+	targetFixedCalls = 3    // DynamoDB calls per turn: fixed part, at most
+	targetRSSMiB     = 40.0
+	targetSizeMB     = 12.0 // bootstrap, stripped, in 10^6 bytes
+	targetColdMs     = 30.0
+)
+
+type report struct {
+	o        options
+	machine  machine
+	ours     summary
+	peer     summary
+	cold     cold
+	goBench  *goBench
+	peerInfo map[string]string
+}
+
+func (r report) text() string {
+	var b strings.Builder
+	if r.goBench != nil {
+		b.WriteString("Go benchmarks (benchstat, ./bench):\n\n")
+		b.WriteString(r.goBench.raw)
+		b.WriteString("\n")
+	}
+	b.WriteString(r.markdown())
+	return b.String()
+}
+
+func (r report) markdown() string {
+	var b strings.Builder
+	m := r.machine
+	fmt.Fprintf(&b, "Scripted turn: %d model calls, %d no-op tool calls, zero think time, loopback HTTP/1.1 keep-alive. "+
+		"%d processes per side, each %d warm-up turns (excluded) then %d measured turns; medians across processes (min–max of CPU in brackets).\n\n",
+		script.Steps, script.Calls, r.o.runs, r.o.warmup, r.o.turns)
+	fmt.Fprintf(&b, "Machine: %d CPUs (`nproc`), %s, Linux %s; %s; node %s (@openai/agents %s, openai %s).\n\n",
+		m.cpus, m.cpuModel, m.kernel, m.goVer, m.nodeVer, r.peerInfo["agents"], r.peerInfo["openai"])
+
+	b.WriteString("| | CPU ms/turn | wall ms/turn | peak RSS MiB | DynamoDB calls/turn | model calls/turn | allocs/turn | vs the peer (CPU, RSS) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|\n")
+	o, p := r.ours, r.peer
+	fmt.Fprintf(&b, "| **ours**: turn process through the API (local gateway + JWT, handler, SDK client; DynamoDB in its own process) | %.3f (%.3f–%.3f) | %.3f | %.1f | %.2f | %.2f | | %s less CPU, %s less RSS |\n",
+		o.cpuMs, o.cpuMin, o.cpuMax, o.wallMs, o.peakRSSMiB, o.ddbN, o.modelCalls, times(p.cpuMs/o.cpuMs), times(p.peakRSSMiB/o.peakRSSMiB))
+	fmt.Fprintf(&b, "| **peer**: @openai/agents %s, Chat Completions model, tracing off (node %s) | %.3f (%.3f–%.3f) | %.3f | %.1f | – | %.2f | | 1× |\n",
+		r.peerInfo["agents"], m.nodeVer, p.cpuMs, p.cpuMin, p.cpuMax, p.wallMs, p.peakRSSMiB, p.modelCalls)
+	if g := r.goBench; g != nil {
+		for _, row := range []struct{ name, label string }{
+			{"Turn/api", "ours in-process, `go test -bench` Turn/api (whole process: client, gateway, turn, scripted model, embedded DynamoDB)"},
+			{"Turn/handler", "ours in-process, Turn/handler (the API Gateway event straight to the handler)"},
+			{"Turn/api-info-log", "ours in-process, Turn/api-info-log (info-level logs, Lambda's default)"},
+			{"Turn/api-no-install-cache", "ours in-process, Turn/api-no-install-cache (INSTALL_CACHE_TTL=0: no install cache)"},
+		} {
+			sec, ok := g.get(row.name, "sec/op")
+			if !ok {
+				continue
+			}
+			cpu, _ := g.get(row.name, "proc-cpu-ms/op")
+			ddb, _ := g.get(row.name, "ddb-calls/op")
+			mc, _ := g.get(row.name, "model-calls/op")
+			allocs, _ := g.get(row.name, "allocs/op")
+			fmt.Fprintf(&b, "| %s | %.3f | %.3f | – | %.2f | %.2f | %.0f | |\n", row.label, cpu, sec*1e3, ddb, mc, allocs)
+		}
+	}
+	b.WriteString("\n")
+
+	c := r.cold
+	fmt.Fprintf(&b, "Turn `bootstrap` (make build, stripped): %.1f MB (%.1f MiB). Cold start, median of %d: %.1f ms from starting the Lambda Runtime Interface Emulator "+
+		"(its own start included) to the first invocation (GET /v1/me/usage) answered (%.1f–%.1f); %.1f ms for the bootstrap alone, from its start to its first answer posted to a minimal Runtime API (%.1f–%.1f).\n\n",
+		float64(c.sizeBytes)/1e6, float64(c.sizeBytes)/(1<<20), len(c.rieMs), median(c.rieMs), minOf(c.rieMs), maxOf(c.rieMs),
+		median(c.aloneMs), minOf(c.aloneMs), maxOf(c.aloneMs))
+	if o.ddb != nil {
+		fmt.Fprintf(&b, "DynamoDB calls per turn (ours, median run, counted by an SDK middleware): %s.\n\n", o.ddb.PerTurn(o.turns))
+	}
+
+	b.WriteString("Targets:\n\n")
+	ratio := p.cpuMs / o.cpuMs
+	check(&b, ratio >= targetCPURatio, fmt.Sprintf("CPU per turn ≥ %.0f× less than the peer: %.1f× (ours %.3f ms, peer %.3f ms; %.0f× needs ≤ %.3f ms, %.1f× over)",
+		targetCPURatio, ratio, o.cpuMs, p.cpuMs, targetCPURatio, p.cpuMs/targetCPURatio, o.cpuMs/(p.cpuMs/targetCPURatio)))
+	maxCalls := float64(targetFixedCalls + script.Steps)
+	check(&b, o.ddbN <= maxCalls, fmt.Sprintf("DynamoDB calls per turn ≤ %d fixed + 1 per model step (≤ %.0f for %d steps): %.2f",
+		targetFixedCalls, maxCalls, script.Steps, o.ddbN))
+	check(&b, o.peakRSSMiB <= targetRSSMiB, fmt.Sprintf("peak RSS of the turn process ≤ %.0f MiB: %.1f MiB", targetRSSMiB, o.peakRSSMiB))
+	size := float64(c.sizeBytes) / 1e6
+	check(&b, size <= targetSizeMB, fmt.Sprintf("turn bootstrap ≤ %.0f MB stripped: %.1f MB (%.1f× the target)", targetSizeMB, size, size/targetSizeMB))
+	check(&b, median(c.rieMs) <= targetColdMs, fmt.Sprintf("cold start under the emulator ≤ %.0f ms: %.1f ms (the bootstrap alone: %.1f ms)",
+		targetColdMs, median(c.rieMs), median(c.aloneMs)))
+	return b.String()
+}
+
+func check(b *strings.Builder, ok bool, what string) {
+	mark := "met"
+	if !ok {
+		mark = "MISSED"
+	}
+	fmt.Fprintf(b, "- %s — %s\n", mark, what)
+}
+
+func times(x float64) string {
+	if x >= 1 {
+		return fmt.Sprintf("%.1f×", x)
+	}
+	return fmt.Sprintf("%.2f× (more)", x)
+}

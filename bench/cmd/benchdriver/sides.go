@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/commonly/runtime/bench/internal/script"
+	"github.com/commonly/runtime/bench/internal/turnstack"
+	"github.com/commonly/runtime/shared/store/embedded"
+)
+
+// sideRun is one process's measurement.
+type sideRun struct {
+	cpuMs, wallMs float64 // per turn
+	peakRSSMiB    float64
+	ddb           turnstack.Calls // total over the measured turns (ours)
+	modelCalls    float64         // per turn
+	turns         int
+	info          map[string]string
+}
+
+func (r sideRun) String() string {
+	s := fmt.Sprintf("%.3f ms CPU/turn, %.3f ms wall/turn, peak RSS %.1f MiB, %.2f model calls/turn", r.cpuMs, r.wallMs, r.peakRSSMiB, r.modelCalls)
+	if r.ddb != nil {
+		s += fmt.Sprintf(", %.2f DynamoDB calls/turn (%s)", float64(r.ddb.Total())/float64(r.turns), r.ddb.PerTurn(r.turns))
+	}
+	return s
+}
+
+// runOurs starts a turn process against a fresh embedded DynamoDB served
+// by this process, and drives turns through its API.
+func runOurs(ctx context.Context, o options, run int, model *script.Server, llmURL string) (sideRun, error) {
+	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
+	if err != nil {
+		return sideRun{}, err
+	}
+	defer db.Close()
+	forget := turnstack.Forgetter{DB: db.Client(), Tables: turnstack.Tables}
+
+	args := []string{"-llm", llmURL, "-dynamo", db.URL}
+	if o.profileDir != "" {
+		args = append(args, "-cpuprofile", filepath.Join(o.profileDir, fmt.Sprintf("turnproc-%d.cpu", run)),
+			"-memprofile", filepath.Join(o.profileDir, fmt.Sprintf("turnproc-%d.mem", run)))
+	}
+	cmd := exec.CommandContext(ctx, o.turnproc, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return sideRun{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return sideRun{}, err
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	var ready struct{ API, Stats string }
+	line, err := bufio.NewReader(out).ReadBytes('\n')
+	if err != nil || json.Unmarshal(line, &ready) != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return sideRun{}, fmt.Errorf("turn process did not start: %v\n%s", err, stderr.String())
+	}
+	fail := func(err error) (sideRun, error) {
+		return sideRun{}, fmt.Errorf("%w\nturn process log:\n%s", err, tail(stderr.String(), 2000))
+	}
+
+	client, err := turnstack.NewClient(ready.API)
+	if err != nil {
+		return sideRun{}, err
+	}
+	defer client.HTTP.CloseIdleConnections()
+	if err := client.CreateInstall(ctx); err != nil {
+		return fail(err)
+	}
+	turn := func() (time.Duration, error) {
+		start := time.Now()
+		done, err := client.Turn(ctx)
+		wall := time.Since(start)
+		if err != nil {
+			return 0, err
+		}
+		return wall, forget.Forget(ctx, done)
+	}
+	for range o.warmup {
+		if _, err := turn(); err != nil {
+			return fail(err)
+		}
+	}
+	s0, err := stats(ctx, ready.Stats)
+	if err != nil {
+		return fail(err)
+	}
+	m0 := model.Counts()
+	var wall time.Duration
+	for range o.turns {
+		w, err := turn()
+		if err != nil {
+			return fail(err)
+		}
+		wall += w
+	}
+	s1, err := stats(ctx, ready.Stats)
+	if err != nil {
+		return fail(err)
+	}
+	m1 := model.Counts()
+	if m1.Rejected != m0.Rejected {
+		return fail(fmt.Errorf("the scripted model rejected %d requests", m1.Rejected-m0.Rejected))
+	}
+	n := float64(o.turns)
+	return sideRun{
+		cpuMs:      float64(s1.Proc.CPU-s0.Proc.CPU) / 1e6 / n,
+		wallMs:     float64(wall) / 1e6 / n,
+		peakRSSMiB: float64(s1.Proc.PeakRSSKB) / 1024,
+		ddb:        s1.DynamoDB.Sub(s0.DynamoDB),
+		modelCalls: float64(m1.Requests-m0.Requests) / n,
+		turns:      o.turns,
+	}, nil
+}
+
+func stats(ctx context.Context, base string) (turnstack.Stats, error) {
+	var s turnstack.Stats
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/stats", nil)
+	if err != nil {
+		return s, err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return s, err
+	}
+	defer res.Body.Close()
+	return s, json.NewDecoder(res.Body).Decode(&s)
+}
+
+// runPeer runs the peer's script in a node process of its own; it
+// measures itself and prints one JSON line.
+func runPeer(ctx context.Context, o options, model *script.Server, llmURL string) (sideRun, error) {
+	cmd := exec.CommandContext(ctx, o.node, filepath.Join(o.peerDir, "peer.mjs"),
+		"--base-url", llmURL, "--turns", strconv.Itoa(o.turns), "--warmup", strconv.Itoa(o.warmup),
+		"--model", turnstack.Model, "--api-key", turnstack.APIKey, "--message", turnstack.Message,
+		"--instructions", turnstack.SystemPrompt("bench-agent"))
+	cmd.Dir = o.peerDir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	m0 := model.Counts()
+	if err := cmd.Run(); err != nil {
+		return sideRun{}, fmt.Errorf("%s: %w\n%s", o.node, err, tail(stderr.String(), 2000))
+	}
+	m1 := model.Counts()
+	var res struct {
+		Turns     int     `json:"turns"`
+		CPUMs     float64 `json:"cpuMs"`
+		WallMs    float64 `json:"wallMs"`
+		PeakRSSKB float64 `json:"peakRssKB"`
+		Node      string  `json:"node"`
+		Agents    string  `json:"agents"`
+		OpenAI    string  `json:"openai"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &res); err != nil || res.Turns != o.turns {
+		return sideRun{}, fmt.Errorf("peer output %q: %v", stdout.String(), err)
+	}
+	if m1.Rejected != m0.Rejected {
+		return sideRun{}, fmt.Errorf("the scripted model rejected %d of the peer's requests", m1.Rejected-m0.Rejected)
+	}
+	n := float64(res.Turns)
+	return sideRun{
+		cpuMs: res.CPUMs / n, wallMs: res.WallMs / n, peakRSSMiB: res.PeakRSSKB / 1024,
+		// The warm-up's calls are in the count too: the peer measures itself.
+		modelCalls: float64(m1.Requests-m0.Requests) / float64(o.turns+o.warmup),
+		turns:      res.Turns,
+		info:       map[string]string{"node": res.Node, "agents": res.Agents, "openai": res.OpenAI},
+	}, nil
+}
+
+// summary is the medians of a side's runs.
+type summary struct {
+	runs                                        int
+	cpuMs, wallMs, peakRSSMiB, modelCalls, ddbN float64
+	cpuMin, cpuMax                              float64
+	ddb                                         turnstack.Calls
+	turns                                       int
+}
+
+func summarize(rs []sideRun) summary {
+	pick := func(f func(sideRun) float64) []float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		return v
+	}
+	cpu := pick(func(r sideRun) float64 { return r.cpuMs })
+	s := summary{
+		runs:       len(rs),
+		cpuMs:      median(cpu),
+		wallMs:     median(pick(func(r sideRun) float64 { return r.wallMs })),
+		peakRSSMiB: median(pick(func(r sideRun) float64 { return r.peakRSSMiB })),
+		modelCalls: median(pick(func(r sideRun) float64 { return r.modelCalls })),
+		cpuMin:     minOf(cpu), cpuMax: maxOf(cpu),
+	}
+	if rs[0].ddb != nil {
+		s.ddbN = median(pick(func(r sideRun) float64 { return float64(r.ddb.Total()) / float64(r.turns) }))
+		// The breakdown of the median run by calls.
+		sorted := append([]sideRun(nil), rs...)
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i].ddb.Total() < sorted[j].ddb.Total() })
+		s.ddb, s.turns = sorted[len(sorted)/2].ddb, sorted[len(sorted)/2].turns
+	}
+	return s
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func minOf(v []float64) float64 {
+	m := v[0]
+	for _, x := range v {
+		m = min(m, x)
+	}
+	return m
+}
+
+func maxOf(v []float64) float64 {
+	m := v[0]
+	for _, x := range v {
+		m = max(m, x)
+	}
+	return m
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}

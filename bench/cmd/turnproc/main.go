@@ -1,0 +1,148 @@
+// Command turnproc is the turn process of `make bench`: the local stack
+// as `make run` serves it (the turn function behind the local API Gateway
+// with its JWT authorizer, inline dispatch, the real SDK client reaching
+// DynamoDB through AWS_ENDPOINT_URL_DYNAMODB), with the benchmark's
+// no-op tool, a scripted model, and a DynamoDB call counter. The driver
+// runs it as a child process, so that its CPU and peak RSS are the turn
+// process's own.
+//
+//	turnproc -llm URL [-dynamo URL] [-log warn|info]
+//
+// Without -dynamo the embedded DynamoDB runs inside this process, as in
+// `make run`. It prints one JSON line, {"api":URL,"stats":URL}, when it
+// serves, and stops on SIGTERM. GET {stats}/stats reports its DynamoDB
+// calls, CPU time and peak RSS; it is served on a listener of its own,
+// outside the API.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/commonly/runtime/bench/internal/procstat"
+	"github.com/commonly/runtime/bench/internal/turnstack"
+	"github.com/commonly/runtime/functions/turn/app"
+	"github.com/commonly/runtime/infra/local/gateway"
+	"github.com/commonly/runtime/shared/store/embedded"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "turnproc:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	llmURL := flag.String("llm", "", "base URL of the scripted chat-completions server")
+	dynamoURL := flag.String("dynamo", "", "DynamoDB endpoint; empty runs the embedded one in this process")
+	level := flag.String("log", "warn", "log level: warn (the local stack's) or info (Lambda's default)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	memProfile := flag.String("memprofile", "", "write an allocation profile to this file at exit")
+	flag.Parse()
+	if *llmURL == "" {
+		return errors.New("-llm is required")
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		return fmt.Errorf("-log: %w", err)
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		defer func() {
+			if f, err := os.Create(*memProfile); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	cfg, err := turnstack.Config(*llmURL, nil)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	endpoint := *dynamoURL
+	if endpoint == "" {
+		db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", cfg.Tables)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		endpoint = db.URL
+	}
+	// As the local stack: the standard endpoint variable and the default
+	// configuration chain.
+	for k, v := range map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": endpoint, "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"} {
+		os.Setenv(k, v)
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("aws config: %w", err)
+	}
+	counter := turnstack.NewCounter()
+	built, err := turnstack.Build(ctx, cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg, counter.Option()), Log: log})
+	if err != nil {
+		return err
+	}
+
+	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	statsLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	gw := &gateway.Gateway{Secret: []byte(turnstack.Secret), Invoke: built.Handler.HandleHTTP, Now: time.Now, Log: log}
+	api := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	stats := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(turnstack.Stats{DynamoDB: counter.Snapshot(), Proc: procstat.Self()})
+	}), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 2)
+	go func() { errc <- api.Serve(apiLn) }()
+	go func() { errc <- stats.Serve(statsLn) }()
+	if err := json.NewEncoder(os.Stdout).Encode(map[string]string{
+		"api": "http://" + apiLn.Addr().String(), "stats": "http://" + statsLn.Addr().String(),
+	}); err != nil {
+		return err
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = stats.Shutdown(sctx)
+	return api.Shutdown(sctx)
+}

@@ -1,0 +1,56 @@
+// Package procstat reads a process's CPU time and peak resident memory.
+package procstat
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Usage is a process's CPU time and memory.
+type Usage struct {
+	// CPU is user + system time of all threads (getrusage).
+	CPU time.Duration `json:"cpuNs"`
+	// PeakRSSKB is VmHWM, the peak resident set, in KiB.
+	PeakRSSKB int64 `json:"peakRssKB"`
+	// RSSKB is VmRSS, the resident set now, in KiB.
+	RSSKB int64 `json:"rssKB"`
+}
+
+// Self reads this process's usage.
+func Self() Usage {
+	var ru syscall.Rusage
+	u := Usage{}
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		u.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	u.PeakRSSKB, u.RSSKB = status("/proc/self/status")
+	return u
+}
+
+// status reads VmHWM and VmRSS (KiB) from a /proc/<pid>/status file.
+func status(path string) (hwm, rss int64) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmHWM":
+			hwm = n
+		case "VmRSS":
+			rss = n
+		}
+	}
+	return hwm, rss
+}

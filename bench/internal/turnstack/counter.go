@@ -1,0 +1,106 @@
+package turnstack
+
+import (
+	"context"
+	"maps"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/commonly/runtime/bench/internal/procstat"
+)
+
+// Counter counts the DynamoDB API calls made through a client, by
+// operation name. It counts at the Initialize step, once per call the
+// store makes (the SDK's own retries of one call are not counted again;
+// the store's retries of a conflicted transaction are new calls, and are).
+type Counter struct {
+	mu  sync.Mutex
+	ops map[string]int64
+}
+
+// NewCounter returns an empty counter.
+func NewCounter() *Counter { return &Counter{ops: map[string]int64{}} }
+
+// Option installs the counting middleware on a DynamoDB client:
+// dynamodb.NewFromConfig(cfg, counter.Option()).
+func (c *Counter) Option() func(*dynamodb.Options) {
+	return func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("BenchCountCalls",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					c.add(awsmiddleware.GetOperationName(ctx))
+					return next.HandleInitialize(ctx, in)
+				}), middleware.Before)
+		})
+	}
+}
+
+func (c *Counter) add(op string) {
+	c.mu.Lock()
+	c.ops[op]++
+	c.mu.Unlock()
+}
+
+// Snapshot returns the counts so far.
+func (c *Counter) Snapshot() Calls {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Calls(maps.Clone(c.ops))
+}
+
+// Calls are DynamoDB calls by operation name.
+type Calls map[string]int64
+
+// Total is the number of calls.
+func (c Calls) Total() int64 {
+	var n int64
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
+// Sub is c minus an earlier snapshot.
+func (c Calls) Sub(earlier Calls) Calls {
+	out := Calls{}
+	for k, v := range c {
+		if d := v - earlier[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// PerTurn renders the calls divided by turns, e.g. "GetItem 1, PutItem 2".
+func (c Calls) PerTurn(turns int) string {
+	names := make([]string, 0, len(c))
+	for k := range c {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + " " + trimFloat(float64(c[k])/float64(turns))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func trimFloat(f float64) string {
+	s := strings.TrimRight(strings.TrimRight(strconv.FormatFloat(f, 'f', 2, 64), "0"), ".")
+	if s == "" {
+		return "0"
+	}
+	return s
+}
+
+// Stats is what the turn process reports at GET /stats.
+type Stats struct {
+	DynamoDB Calls          `json:"dynamodb"`
+	Proc     procstat.Usage `json:"proc"`
+}

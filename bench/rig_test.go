@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/commonly/runtime/bench/internal/script"
+	"github.com/commonly/runtime/bench/internal/turnstack"
+	"github.com/commonly/runtime/functions/turn/app"
+	"github.com/commonly/runtime/infra/local/gateway"
+	"github.com/commonly/runtime/shared/store/embedded"
+)
+
+// rig is the local stack in one process: the embedded DynamoDB, the
+// scripted model, the turn function behind the local API Gateway, and a
+// client holding a keep-alive connection to it.
+type rig struct {
+	built   *app.Built
+	counter *turnstack.Counter
+	model   *script.Server
+	client  *turnstack.Client
+	forget  turnstack.Forgetter
+}
+
+// newRig starts the stack; level is the turn function's log level (the
+// local stack logs warnings and errors, Lambda's default logger info),
+// env adds to the benchmark's configuration.
+func newRig(tb testing.TB, level slog.Level, env map[string]string) *rig {
+	tb.Helper()
+	ctx := context.Background()
+	r := &rig{counter: turnstack.NewCounter(), model: &script.Server{}}
+	llmSrv := httptest.NewServer(r.model)
+	tb.Cleanup(llmSrv.Close)
+	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = db.Close() })
+	r.forget = turnstack.Forgetter{DB: db.Client(), Tables: turnstack.Tables}
+	cfg, err := turnstack.Config(llmSrv.URL, env)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: level}))
+	r.built, err = turnstack.Build(ctx, cfg, app.Deps{Dynamo: db.Client(r.counter.Option()), Log: log})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	gw := &gateway.Gateway{Secret: []byte(turnstack.Secret), Invoke: r.built.Handler.HandleHTTP, Now: time.Now, Log: log}
+	api := httptest.NewServer(gw)
+	tb.Cleanup(api.Close)
+	if r.client, err = turnstack.NewClient(api.URL); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(r.client.HTTP.CloseIdleConnections)
+	if err := r.client.CreateInstall(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+// processCPU is this process's user+system CPU time.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/commonly/runtime/bench/internal/turnstack"
+)
+
+// warmTurns are run before measuring: the first turns fill the install
+// caches, the connection pools and the runtime's own caches.
+const warmTurns = 3
+
+// BenchmarkTurn is one scripted turn (3 model calls, 2 no-op tool calls)
+// on the whole local turn path, everything in this process:
+//
+//   - api: through the local API Gateway over loopback HTTP/1.1
+//     keep-alive, JWT authorizer included, as `make run` serves it;
+//   - handler: the same turn given to handler.HandleHTTP as the API
+//     Gateway event Lambda receives (no HTTP, no token check);
+//   - api-info-log: api with info-level JSON logs (Lambda's default
+//     level; the local stack logs warnings only), written to io.Discard;
+//   - api-no-install-cache: api with INSTALL_CACHE_TTL=0 (the default is
+//     30 s): the install is read on every turn, by the service with the
+//     plan and again by the worker.
+//
+// Besides time and allocations (of the whole process: client, gateway,
+// scripted model and embedded DynamoDB included) it reports
+// ddb-calls/op, counted by an SDK middleware on the store's client,
+// model-calls/op, and proc-cpu-ms/op, this process's CPU per turn.
+func BenchmarkTurn(b *testing.B) {
+	b.Run("api", func(b *testing.B) { benchAPI(b, slog.LevelWarn, nil) })
+	b.Run("handler", benchHandler)
+	b.Run("api-info-log", func(b *testing.B) { benchAPI(b, slog.LevelInfo, nil) })
+	b.Run("api-no-install-cache", func(b *testing.B) { benchAPI(b, slog.LevelWarn, map[string]string{"INSTALL_CACHE_TTL": "0s"}) })
+}
+
+func benchAPI(b *testing.B, level slog.Level, env map[string]string) {
+	r := newRig(b, level, env)
+	ctx := context.Background()
+	measure(b, r, func() (turnstack.Done, error) { return r.client.Turn(ctx) })
+}
+
+func benchHandler(b *testing.B) {
+	r := newRig(b, slog.LevelWarn, nil)
+	ctx := context.Background()
+	measure(b, r, func() (turnstack.Done, error) {
+		key := r.client.NewIdempotencyKey()
+		resp := r.built.Handler.HandleHTTP(ctx, turnEvent(key))
+		if resp.StatusCode != http.StatusOK {
+			return turnstack.Done{}, fmt.Errorf("turn: %d %s", resp.StatusCode, resp.Body)
+		}
+		runID, err := turnstack.CheckRun([]byte(resp.Body))
+		return turnstack.Done{RunID: runID, IdempotencyKey: key}, err
+	})
+}
+
+// measure runs turn b.N times after the warm-up and reports the custom
+// metrics. Each turn's records are deleted after it, outside the timer
+// and the CPU count (see turnstack.Forgetter).
+func measure(b *testing.B, r *rig, turn func() (turnstack.Done, error)) {
+	ctx := context.Background()
+	one := func() time.Duration {
+		cpu0 := processCPU()
+		done, err := turn()
+		cpu := processCPU() - cpu0
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := r.forget.Forget(ctx, done); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		return cpu
+	}
+	for range warmTurns {
+		one()
+	}
+	b.ReportAllocs()
+	calls0, model0 := r.counter.Snapshot(), r.model.Counts()
+	var cpu time.Duration
+	n := 0
+	for b.Loop() {
+		cpu += one()
+		n++
+	}
+	calls := r.counter.Snapshot().Sub(calls0)
+	model := r.model.Counts()
+	b.ReportMetric(float64(calls.Total())/float64(n), "ddb-calls/op")
+	b.ReportMetric(float64(model.Requests-model0.Requests)/float64(n), "model-calls/op")
+	b.ReportMetric(cpu.Seconds()*1e3/float64(n), "proc-cpu-ms/op")
+	if model.Rejected != model0.Rejected {
+		b.Fatalf("the scripted model rejected %d requests", model.Rejected-model0.Rejected)
+	}
+}
+
+// turnEvent is the API Gateway event of one turn request, with the JWT
+// authorizer's claims for the benchmark's user.
+func turnEvent(idemKey string) events.APIGatewayV2HTTPRequest {
+	now := time.Now()
+	path := "/v1/installs/" + turnstack.InstallID + "/turns"
+	return events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: "POST /v1/installs/{installId}/turns", RawPath: path,
+		Headers: map[string]string{
+			"content-type": "application/json", "prefer": "wait=25", "idempotency-key": idemKey,
+		},
+		PathParameters: map[string]string{"installId": turnstack.InstallID},
+		Body:           `{"message":"` + turnstack.Message + `","trigger":"bench"}`,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			AccountID: "000000000000", APIID: "local", Stage: "$default", RouteKey: "POST /v1/installs/{installId}/turns",
+			RequestID: idemKey, TimeEpoch: now.UnixMilli(),
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: http.MethodPost, Path: path, Protocol: "HTTP/1.1", SourceIP: "127.0.0.1"},
+			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+				JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{
+					"sub": turnstack.UserID, "iss": "commonly-local", "aud": "commonly-turns",
+				}},
+			},
+		},
+	}
+}
