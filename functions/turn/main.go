@@ -20,6 +20,7 @@ import (
 )
 
 func main() {
+	app.TuneRuntime(os.Getenv)
 	log := lambdacontext.NewLogger()
 	slog.SetDefault(log)
 	h, err := setup(context.Background(), log)
