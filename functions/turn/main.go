@@ -20,7 +20,6 @@ import (
 )
 
 func main() {
-	app.TuneRuntime(os.Getenv)
 	log := lambdacontext.NewLogger()
 	slog.SetDefault(log)
 	h, err := setup(context.Background(), log)

@@ -44,7 +44,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	if len(args) > 0 && args[0] == "token" {
 		return printToken(args[1:], secret, out)
 	}
-	app.TuneRuntime(getenv)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

@@ -41,7 +41,6 @@ import (
 )
 
 func main() {
-	app.TuneRuntime(os.Getenv) // as the turn function's main does
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "turnproc:", err)
 		os.Exit(1)
