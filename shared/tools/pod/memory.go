@@ -49,37 +49,18 @@ func (t readMemory) Call(ctx context.Context, env tools.Env, args json.RawMessag
 type writeMemory struct{ c *Client }
 
 func (writeMemory) Spec() llm.ToolSpec {
-	return llm.ToolSpec{
-		Name:        NameWriteMemory,
-		Description: "Append a note to your memory for this pod. It is stamped with the current UTC time; earlier notes are kept.",
-		Parameters: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"content": map[string]any{"type": "string", "minLength": 1, "maxLength": maxMemoryWrite, "description": "The note to remember."},
-			},
-			"required":             []string{"content"},
-			"additionalProperties": false,
-		},
-	}
+	return contentSpec(NameWriteMemory, "Append a note to your memory for this pod. It is stamped with the current UTC time; earlier notes are kept.", "The note to remember.", maxMemoryWrite)
 }
 
 func (t writeMemory) Call(ctx context.Context, env tools.Env, args json.RawMessage) tools.Result {
-	var a struct {
-		Content *string `json:"content"`
-	}
-	if err := tools.DecodeArgs(args, &a); err != nil {
+	content, err := decodeContent(args, maxMemoryWrite)
+	if err != nil {
 		return tools.Result{Err: err}
-	}
-	if a.Content == nil || strings.TrimSpace(*a.Content) == "" {
-		return tools.Errorf("%w: content is required", tools.ErrBadArguments)
-	}
-	if textcap.Len(*a.Content) > maxMemoryWrite {
-		return tools.Errorf("%w: content is longer than %d characters", tools.ErrBadArguments, maxMemoryWrite)
 	}
 	// The stamp is the tool's, not the model's: the model does not know
 	// the time, and the backend only appends.
 	stamp := t.c.now().UTC().Format(time.RFC3339)
-	body := map[string]string{"append": stamp + " " + strings.TrimSpace(*a.Content)}
+	body := map[string]string{"append": stamp + " " + strings.TrimSpace(content)}
 	if _, err := t.c.call(ctx, env, http.MethodPost, memoryPath(env), nil, body, nil); err != nil {
 		return tools.Result{Err: err}
 	}

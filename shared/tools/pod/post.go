@@ -17,34 +17,15 @@ import (
 type postMessage struct{ c *Client }
 
 func (postMessage) Spec() llm.ToolSpec {
-	return llm.ToolSpec{
-		Name:        NamePostMessage,
-		Description: "Post a message to the pod as this agent. Once you have posted, your final answer is not posted again.",
-		Parameters: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"content": map[string]any{"type": "string", "minLength": 1, "maxLength": maxMessageWrite, "description": "The message text."},
-			},
-			"required":             []string{"content"},
-			"additionalProperties": false,
-		},
-	}
+	return contentSpec(NamePostMessage, "Post a message to the pod as this agent. Once you have posted, your final answer is not posted again.", "The message text.", maxMessageWrite)
 }
 
 func (t postMessage) Call(ctx context.Context, env tools.Env, args json.RawMessage) tools.Result {
-	var a struct {
-		Content *string `json:"content"`
-	}
-	if err := tools.DecodeArgs(args, &a); err != nil {
+	content, err := decodeContent(args, maxMessageWrite)
+	if err != nil {
 		return tools.Result{Err: err}
 	}
-	if a.Content == nil || strings.TrimSpace(*a.Content) == "" {
-		return tools.Errorf("%w: content is required", tools.ErrBadArguments)
-	}
-	if textcap.Len(*a.Content) > maxMessageWrite {
-		return tools.Errorf("%w: content is longer than %d characters", tools.ErrBadArguments, maxMessageWrite)
-	}
-	id, token, err := t.c.post(ctx, env, *a.Content)
+	id, token, err := t.c.post(ctx, env, content)
 	if err != nil {
 		return tools.Result{Err: err}
 	}
