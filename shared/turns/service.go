@@ -165,7 +165,8 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 	limit := s.cfg.Limits.For(plan)
 	res, err := s.store.Admit(ctx, Admission{Run: run, Limit: limit, IdempotencyKey: req.IdempotencyKey, CallerID: c.ID, Now: now})
 	if err != nil {
-		return nil, fmt.Errorf("admit turn: %w", err)
+		// The count could not be checked: refuse (fail closed, 503).
+		return nil, wrapUnavailable("admit turn", err)
 	}
 	switch {
 	case res.ReplayOf != "":
@@ -174,7 +175,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 		}
 		prev, err := s.store.GetRun(ctx, res.ReplayOf)
 		if err != nil {
-			return nil, fmt.Errorf("read replayed run: %w", err)
+			return nil, wrapUnavailable("read replayed run", err)
 		}
 		return &Submitted{Run: prev, Replayed: true}, nil
 	case !res.Admitted:

@@ -327,3 +327,21 @@ func TestCatchAllRouteMatchesLikeAPIGateway(t *testing.T) {
 		t.Fatalf("$default route: %d %s", r.StatusCode, r.Body)
 	}
 }
+
+// A store that answers reads but fails the admission write still refuses
+// the turn with a 503: the count could not be checked.
+func TestAdmissionWriteFailureFailsClosed(t *testing.T) {
+	e := newEnv(t, envOpts{storeWrap: func(s turns.Store) turns.Store { return admitFails{s} }})
+	e.install(t, "inst-1", "user-1", nil)
+	resp := e.turn(t, "inst-1", "user-1", "hi", "")
+	checkProblem(t, resp, 503, "unavailable")
+	if e.native.calls != 0 {
+		t.Error("a turn that was not counted must not run")
+	}
+}
+
+type admitFails struct{ turns.Store }
+
+func (admitFails) Admit(context.Context, turns.Admission) (turns.AdmitResult, error) {
+	return turns.AdmitResult{}, errBroken
+}

@@ -260,6 +260,9 @@ func (brokenStore) GetInstall(context.Context, string) (*install.Install, error)
 	return nil, errBroken
 }
 func (brokenStore) GetPlan(context.Context, string) (plans.Plan, error) { return "", errBroken }
+func (brokenStore) Admit(context.Context, turns.Admission) (turns.AdmitResult, error) {
+	return turns.AdmitResult{}, errBroken
+}
 func (brokenStore) Usage(context.Context, string, string) (turns.Usage, error) {
 	return turns.Usage{}, errBroken
 }
