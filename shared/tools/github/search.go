@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/tools"
@@ -40,26 +38,9 @@ func (searchIssues) Spec() llm.ToolSpec {
 }
 
 func (t searchIssues) Call(ctx context.Context, env tools.Env, args json.RawMessage) tools.Result {
-	var a struct {
-		Query      *string `json:"query"`
-		MaxResults *int    `json:"maxResults"`
-	}
-	if err := tools.DecodeArgs(args, &a); err != nil {
+	query, n, err := tools.DecodeQuery(args, maxQuery, defaultSearchResults, maxSearchResults)
+	if err != nil {
 		return tools.Result{Err: err}
-	}
-	if a.Query == nil || strings.TrimSpace(*a.Query) == "" {
-		return tools.Errorf("%w: query is required", tools.ErrBadArguments)
-	}
-	query := strings.TrimSpace(*a.Query)
-	if utf8.RuneCountInString(query) > maxQuery {
-		return tools.Errorf("%w: query is longer than %d characters", tools.ErrBadArguments, maxQuery)
-	}
-	n := defaultSearchResults
-	if a.MaxResults != nil {
-		n = *a.MaxResults
-	}
-	if n < 1 || n > maxSearchResults {
-		return tools.Errorf("%w: maxResults must be between 1 and %d", tools.ErrBadArguments, maxSearchResults)
 	}
 
 	var answer struct {

@@ -164,26 +164,9 @@ func (t *Tool) Spec() llm.ToolSpec {
 // pricing, whatever the answer: a provider may bill a query it then
 // fails, and a turn is never priced below what it cost.
 func (t *Tool) Call(ctx context.Context, _ tools.Env, args json.RawMessage) tools.Result {
-	var a struct {
-		Query      *string `json:"query"`
-		MaxResults *int    `json:"maxResults"`
-	}
-	if err := tools.DecodeArgs(args, &a); err != nil {
+	query, n, err := tools.DecodeQuery(args, maxQuery, defaultMaxResults, maxMaxResults)
+	if err != nil {
 		return tools.Result{Err: err}
-	}
-	if a.Query == nil || strings.TrimSpace(*a.Query) == "" {
-		return tools.Errorf("%w: query is required", tools.ErrBadArguments)
-	}
-	query := strings.TrimSpace(*a.Query)
-	if textcap.Len(query) > maxQuery {
-		return tools.Errorf("%w: query is longer than %d characters", tools.ErrBadArguments, maxQuery)
-	}
-	n := defaultMaxResults
-	if a.MaxResults != nil {
-		n = *a.MaxResults
-	}
-	if n < 1 || n > maxMaxResults {
-		return tools.Errorf("%w: maxResults must be between 1 and %d", tools.ErrBadArguments, maxMaxResults)
 	}
 
 	req, err := t.provider.request(ctx, t.endpoint, t.key, query, n)

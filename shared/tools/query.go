@@ -1,0 +1,37 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// DecodeQuery reads the {"query", "maxResults"?} arguments of the search
+// tools strictly: a non-blank query of at most maxChars characters
+// (trimmed), and a result count from 1 to maxResults (defResults when
+// absent).
+func DecodeQuery(args json.RawMessage, maxChars, defResults, maxResults int) (string, int, error) {
+	var a struct {
+		Query      *string `json:"query"`
+		MaxResults *int    `json:"maxResults"`
+	}
+	if err := DecodeArgs(args, &a); err != nil {
+		return "", 0, err
+	}
+	if a.Query == nil || strings.TrimSpace(*a.Query) == "" {
+		return "", 0, fmt.Errorf("%w: query is required", ErrBadArguments)
+	}
+	query := strings.TrimSpace(*a.Query)
+	if utf8.RuneCountInString(query) > maxChars {
+		return "", 0, fmt.Errorf("%w: query is longer than %d characters", ErrBadArguments, maxChars)
+	}
+	n := defResults
+	if a.MaxResults != nil {
+		n = *a.MaxResults
+	}
+	if n < 1 || n > maxResults {
+		return "", 0, fmt.Errorf("%w: maxResults must be between 1 and %d", ErrBadArguments, maxResults)
+	}
+	return query, n, nil
+}
