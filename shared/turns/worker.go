@@ -38,7 +38,10 @@ type WorkerConfig struct {
 	InstallCacheTTL time.Duration
 	// StaleAfter is how long a run may stay running before a later
 	// dispatch of it (Lambda's retry of a crashed invocation) closes it as
-	// interrupted. It must exceed the longest turn.
+	// interrupted. It must exceed the longest turn (170 s of loop and a
+	// few seconds to post), and stay under the time Lambda's last retry
+	// comes (one minute, then two minutes, after failures), or a run whose
+	// worker died early is never closed. Default DefaultStaleAfter.
 	StaleAfter time.Duration
 	// Metrics receives one EMF event per finished turn; nil discards.
 	Metrics *metrics.Emitter
@@ -46,6 +49,9 @@ type WorkerConfig struct {
 	// nil makes one with InstallCacheTTL.
 	Installs *InstallCache
 }
+
+// DefaultStaleAfter is WorkerConfig.StaleAfter's default.
+const DefaultStaleAfter = 3 * time.Minute
 
 // Worker claims dispatched runs and drives them to a final status.
 type Worker struct {
@@ -68,7 +74,7 @@ func NewWorker(cfg WorkerConfig, store Store, engines map[install.Engine]Engine,
 		log = slog.Default()
 	}
 	if cfg.StaleAfter <= 0 {
-		cfg.StaleAfter = 10 * time.Minute
+		cfg.StaleAfter = DefaultStaleAfter
 	}
 	if cfg.Installs == nil {
 		cfg.Installs = NewInstallCache(store, cfg.InstallCacheTTL, now)

@@ -58,7 +58,7 @@ func TestRetriedDispatchClosesAStaleRun(t *testing.T) {
 	if run := decode[runs.Run](t, e.do(t, withParam(event(t, "get-run.json"), "runId", id)).Body); run.Status != runs.StatusRunning {
 		t.Fatalf("early retry changed the run: %s", run.Status)
 	}
-	e.clock.Set(e.clock.Now().Add(11 * time.Minute))
+	e.clock.Set(e.clock.Now().Add(time.Minute + time.Second)) // Lambda's second retry: 3 min after the claim
 	if _, err := e.h.Invoke(context.Background(), fl.payloads[0]); err != nil {
 		t.Fatal(err)
 	}
