@@ -54,16 +54,3 @@ func normalizeArgs(s string) string {
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
 }
-
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const mark = "…"
-	cut := n - len(mark)
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + mark
-}

@@ -1,10 +1,6 @@
 package agent
 
-import (
-	"strings"
-	"testing"
-	"unicode/utf8"
-)
+import "testing"
 
 func TestNormalizeArgs(t *testing.T) {
 	cases := []struct{ a, b string }{
@@ -48,19 +44,5 @@ func TestRepeatBreakerCounts(t *testing.T) {
 		if got := r.see(s.name, s.args); got != s.want {
 			t.Fatalf("call %d: count %d, want %d", i, got, s.want)
 		}
-	}
-}
-
-func TestTruncate(t *testing.T) {
-	if got := truncate("short", 10); got != "short" {
-		t.Fatalf("%q", got)
-	}
-	s := strings.Repeat("é", 10) // 20 bytes
-	got := truncate(s, 9)
-	if len(got) > 9 || !utf8.ValidString(got) || !strings.HasSuffix(got, "…") {
-		t.Fatalf("truncate = %q (%d bytes)", got, len(got))
-	}
-	if got := truncate(strings.Repeat("a", 2001), MaxRecordedArgs); len(got) != MaxRecordedArgs {
-		t.Fatalf("len %d", len(got))
 	}
 }

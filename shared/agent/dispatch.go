@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/commonly/runtime/shared/textcap"
 
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/runs"
@@ -26,8 +27,8 @@ func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) (e *E
 	if e := tr.budget.beforeTool(started, spentBy(tr.run)); e != nil {
 		return e, false
 	}
-	name := truncate(call.Name, maxLoggedName)
-	rec := runs.ToolCall{ID: call.ID, Name: name, Args: truncate(call.Arguments, MaxRecordedArgs)}
+	name := textcap.Bytes(call.Name, maxLoggedName)
+	rec := runs.ToolCall{ID: call.ID, Name: name, Args: textcap.Bytes(call.Arguments, MaxRecordedArgs)}
 
 	if n := tr.repeat.see(call.Name, call.Arguments); n >= tr.budget.limits.RepeatLimit {
 		rec.Error = "not run: the same call was repeated"

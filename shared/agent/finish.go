@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"github.com/commonly/runtime/shared/textcap"
 	"strings"
 
 	"github.com/commonly/runtime/shared/runs"
@@ -41,7 +42,7 @@ func (tr *turn) answer(ctx context.Context, content, reason string) Outcome {
 			"the model returned an empty answer (finish reason %q)", reason)}, false)
 	case !answerFinish(reason):
 		return tr.finish(&Error{Kind: runs.ErrLLM, Message: fmt.Sprintf(
-			"the model's answer ended abnormally (finish reason %q)", truncate(reason, 64))}, false)
+			"the model's answer ended abnormally (finish reason %q)", textcap.Bytes(reason, 64))}, false)
 	}
 	tr.run.FinalMessage = content
 	var postErr error

@@ -19,6 +19,7 @@ import (
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -110,7 +111,7 @@ func (c *Client) Run(ctx context.Context, t turns.Turn) turns.Outcome {
 		// Nothing was produced: the turn is given back.
 		return turns.Outcome{Refund: true}
 	}
-	r.FinalMessage = truncateRunes(resp.FinalMessage, maxFinalMessage)
+	r.FinalMessage, _ = textcap.Head(resp.FinalMessage, maxFinalMessage)
 	r.PostedToPod = true // the runtime posts to the pod itself
 	if u := resp.Usage; u != nil {
 		usage := llm.Usage{PromptTokens: u.PromptTokens, CachedPromptTokens: min(u.CachedPromptTokens, u.PromptTokens), CompletionTokens: u.CompletionTokens}
@@ -179,12 +180,4 @@ func (c *Client) call(ctx context.Context, r *runs.Run) (*turnResponse, error) {
 func finish(r *runs.Run, st runs.Status, kind runs.ErrorKind, msg string, now time.Time) {
 	t := now.UTC()
 	r.Status, r.ErrorKind, r.ErrorMessage, r.CompletedAt = st, kind, runs.TruncateError(msg), &t
-}
-
-func truncateRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n])
 }

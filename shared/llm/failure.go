@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/commonly/runtime/shared/textcap"
 	"io"
 	"net"
 	"net/http"
@@ -55,10 +56,10 @@ func (c *Client) statusFailure(status int, body []byte) *CallError {
 	// Scrub before clipping, so a clip cannot leave half a key behind.
 	msg := "model proxy error"
 	if e.Type != "" {
-		msg += " (" + clip(c.scrub(e.Type), 64) + ")"
+		msg += " (" + textcap.Bytes(c.scrub(e.Type), 64) + ")"
 	}
 	if e.Message != "" {
-		msg += ": " + clip(c.scrub(e.Message), 600)
+		msg += ": " + textcap.Bytes(c.scrub(e.Message), 600)
 	}
 	return &CallError{
 		Kind:    ErrCall,

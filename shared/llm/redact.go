@@ -1,9 +1,9 @@
 package llm
 
 import (
+	"github.com/commonly/runtime/shared/textcap"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 )
 
 // maxMessage bounds CallError.Message, which is stored on the run.
@@ -21,21 +21,5 @@ func (c *Client) scrub(s string) string {
 		s = strings.ReplaceAll(s, c.apiKey, "[redacted]")
 	}
 	s = credentialPattern.ReplaceAllString(s, "[redacted]")
-	return clip(s, maxMessage)
-}
-
-// clip bounds s to n bytes without splitting a UTF-8 sequence.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	ellipsis := "…"
-	if n < len(ellipsis) {
-		ellipsis = ""
-	}
-	cut := n - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
+	return textcap.Bytes(s, maxMessage)
 }

@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/commonly/runtime/shared/textcap"
 	"net/http"
 	"strings"
 
@@ -74,7 +75,7 @@ func (c *Client) decode(cc *openai.ChatCompletion, httpResp *http.Response) (*Re
 	case finishNoCapacity:
 		return resp, fail(ErrCall, "answer cut for lack of provider capacity (finish_reason %s)", finishNoCapacity)
 	default:
-		return resp, fail(ErrCall, "abnormal finish_reason %q", clip(choice.FinishReason, 64))
+		return resp, fail(ErrCall, "abnormal finish_reason %q", textcap.Bytes(choice.FinishReason, 64))
 	}
 	if len(resp.Message.ToolCalls) == 0 && strings.TrimSpace(resp.Message.Content) == "" {
 		if choice.Message.Refusal != "" {

@@ -53,18 +53,3 @@ func TestErrorBodyRefusal(t *testing.T) {
 		}
 	}
 }
-
-func TestClipKeepsUTF8(t *testing.T) {
-	s := "ééééé" // 10 bytes
-	for n := 0; n <= 10; n++ {
-		got := clip(s, n)
-		if len(got) > n && len(s) > n {
-			t.Errorf("clip(%d) = %d bytes", n, len(got))
-		}
-		for _, r := range got {
-			if r == '\uFFFD' {
-				t.Errorf("clip(%d) split a rune: %q", n, got)
-			}
-		}
-	}
-}

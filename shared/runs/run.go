@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/textcap"
 )
 
 // Status is where a run is in its life. queued and running are live; the
@@ -155,14 +156,4 @@ type CodeRun struct {
 }
 
 // TruncateError bounds an error message for the record.
-func TruncateError(s string) string {
-	if len(s) <= MaxErrorMessage {
-		return s
-	}
-	// Cut on a rune boundary.
-	cut := MaxErrorMessage - len("…")
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func TruncateError(s string) string { return textcap.Bytes(s, MaxErrorMessage) }

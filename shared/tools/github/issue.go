@@ -1,7 +1,7 @@
 package github
 
 import (
-	"github.com/commonly/runtime/shared/tools/internal/textcap"
+	"github.com/commonly/runtime/shared/textcap"
 	"strings"
 )
 

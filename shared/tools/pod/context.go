@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/commonly/runtime/shared/tools/internal/textcap"
+	"github.com/commonly/runtime/shared/textcap"
 	"net/http"
 	"net/url"
 	"strconv"

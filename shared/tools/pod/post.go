@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/commonly/runtime/shared/tools/internal/textcap"
+	"github.com/commonly/runtime/shared/textcap"
 	"net/http"
 	"strings"
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/commonly/runtime/shared/tools/internal/textcap"
+	"github.com/commonly/runtime/shared/textcap"
 	"net/http"
 	"strings"
 

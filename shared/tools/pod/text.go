@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/tools"
-	"github.com/commonly/runtime/shared/tools/internal/textcap"
 )
 
 // Bounds on what the model sends and what it is shown. Reads are capped

@@ -28,7 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/commonly/runtime/shared/tools/internal/textcap"
+	"github.com/commonly/runtime/shared/textcap"
 	"io"
 	"net/http"
 	"net/url"

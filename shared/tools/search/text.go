@@ -1,6 +1,6 @@
 package search
 
-import "github.com/commonly/runtime/shared/tools/internal/textcap"
+import "github.com/commonly/runtime/shared/textcap"
 
 // clip keeps the first max characters of s, marking a cut with "…".
 func clip(s string, max int) string {

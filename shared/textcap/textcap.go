@@ -1,6 +1,6 @@
-// Package textcap bounds and cleans the text tools exchange with the
-// model and upstream services, counting in characters (runes) as the
-// model and the tools' limits do.
+// Package textcap bounds and cleans text: what tools exchange with the
+// model and upstream services (counted in characters, as the model and the
+// tools' limits count), and what is stored or logged (counted in bytes).
 package textcap
 
 import (
@@ -60,3 +60,21 @@ func Scrub(s, secret string) string {
 
 // Len counts characters as the bounds see them.
 func Len(s string) int { return utf8.RuneCountInString(s) }
+
+// Bytes cuts s to at most n bytes without splitting a UTF-8 sequence,
+// marking a cut with "…" when there is room for it. Records and log lines
+// are bounded in bytes.
+func Bytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	mark := "…"
+	if n < len(mark) {
+		mark = ""
+	}
+	cut := max(n-len(mark), 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}

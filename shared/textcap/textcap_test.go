@@ -1,6 +1,10 @@
 package textcap
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 func TestHeadTail(t *testing.T) {
 	cases := []struct {
@@ -33,5 +37,34 @@ func TestScrub(t *testing.T) {
 	}
 	if got := Scrub("nothing", ""); got != "nothing" {
 		t.Errorf("empty secret changed the text: %q", got)
+	}
+}
+
+func TestBytes(t *testing.T) {
+	if got := Bytes("short", 10); got != "short" {
+		t.Fatalf("%q", got)
+	}
+	s := strings.Repeat("é", 10) // 20 bytes
+	got := Bytes(s, 9)
+	if len(got) > 9 || !utf8.ValidString(got) || !strings.HasSuffix(got, "…") {
+		t.Fatalf("Bytes = %q (%d bytes)", got, len(got))
+	}
+	if got := Bytes(strings.Repeat("a", 2001), 2000); len(got) != 2000 {
+		t.Fatalf("len %d", len(got))
+	}
+}
+
+func TestBytesKeepsUTF8(t *testing.T) {
+	s := "ééééé" // 10 bytes
+	for n := 0; n <= 10; n++ {
+		got := Bytes(s, n)
+		if len(got) > n && len(s) > n {
+			t.Errorf("Bytes(%d) = %d bytes", n, len(got))
+		}
+		for _, r := range got {
+			if r == '\uFFFD' {
+				t.Errorf("Bytes(%d) split a rune: %q", n, got)
+			}
+		}
 	}
 }
