@@ -76,15 +76,14 @@ func (tr *turn) finish(e *Error, refund bool) Outcome {
 	r := tr.run
 	r.CostMicros = r.Cost.Total()
 	done := tr.now().UTC()
-	r.CompletedAt = &done
 	attrs := []any{"steps", len(r.Steps), "tokens", r.Tokens.Total, "costMicros", int64(r.CostMicros),
 		"elapsedMs", done.Sub(tr.budget.start).Milliseconds(), "postedToPod", r.PostedToPod}
 	if e == nil {
-		r.Status, r.ErrorKind, r.ErrorMessage = runs.StatusSucceeded, "", ""
+		r.End(runs.StatusSucceeded, "", "", done)
 		tr.log.Info("turn finished", append(attrs, "status", r.Status)...)
 		return Outcome{}
 	}
-	r.Status, r.ErrorKind, r.ErrorMessage = e.status(), e.Kind, runs.TruncateError(e.Message)
+	r.End(e.status(), e.Kind, e.Message, done)
 	tr.log.Info("turn finished", append(attrs, "status", r.Status, "errorKind", e.Kind, "refund", refund)...)
 	return Outcome{Refund: refund, Err: e}
 }

@@ -104,9 +104,9 @@ func (c *Client) Run(ctx context.Context, t turns.Turn) turns.Outcome {
 	if err != nil {
 		c.log.WarnContext(ctx, "fallback turn failed", "runId", r.RunID, "err", err, "elapsedMs", elapsed.Milliseconds())
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			finish(r, runs.StatusInterrupted, runs.ErrInterrupted, "the turn was interrupted", c.now())
+			r.End(runs.StatusInterrupted, runs.ErrInterrupted, "the turn was interrupted", c.now())
 		} else {
-			finish(r, runs.StatusFailed, runs.ErrFallback, "the durable object runtime failed: "+err.Error(), c.now())
+			r.End(runs.StatusFailed, runs.ErrFallback, "the durable object runtime failed: "+err.Error(), c.now())
 		}
 		// Nothing was produced: the turn is given back.
 		return turns.Outcome{Refund: true}
@@ -122,7 +122,7 @@ func (c *Client) Run(ctx context.Context, t turns.Turn) turns.Outcome {
 			cost, err = c.prices.ModelCost(c.defaultModel, start, usage)
 		}
 		if err != nil {
-			finish(r, runs.StatusFailed, runs.ErrConfig, "the turn's usage could not be priced", c.now())
+			r.End(runs.StatusFailed, runs.ErrConfig, "the turn's usage could not be priced", c.now())
 			return turns.Outcome{}
 		}
 		r.Steps = append(r.Steps, runs.Step{
@@ -134,7 +134,7 @@ func (c *Client) Run(ctx context.Context, t turns.Turn) turns.Outcome {
 		r.Cost.PriceVersion = c.prices.Version()
 		r.CostMicros = r.Cost.Total()
 	}
-	finish(r, runs.StatusSucceeded, "", "", c.now())
+	r.End(runs.StatusSucceeded, "", "", c.now())
 	return turns.Outcome{}
 }
 
@@ -175,9 +175,4 @@ func (c *Client) call(ctx context.Context, r *runs.Run) (*turnResponse, error) {
 		return nil, fmt.Errorf("%w: malformed response", errFallback)
 	}
 	return &out, nil
-}
-
-func finish(r *runs.Run, st runs.Status, kind runs.ErrorKind, msg string, now time.Time) {
-	t := now.UTC()
-	r.Status, r.ErrorKind, r.ErrorMessage, r.CompletedAt = st, kind, runs.TruncateError(msg), &t
 }

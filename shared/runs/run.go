@@ -155,5 +155,12 @@ type CodeRun struct {
 	SandboxID  string `json:"sandboxId,omitempty" dynamodbav:"sandboxId,omitempty"`
 }
 
+// End puts the run in a final status, completed at at. An empty kind and
+// message mean success; the message is bounded by TruncateError.
+func (r *Run) End(st Status, kind ErrorKind, msg string, at time.Time) {
+	t := at.UTC()
+	r.Status, r.ErrorKind, r.ErrorMessage, r.CompletedAt = st, kind, TruncateError(msg), &t
+}
+
 // TruncateError bounds an error message for the record.
 func TruncateError(s string) string { return textcap.Bytes(s, MaxErrorMessage) }

@@ -202,8 +202,8 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 func (s *Service) failUnstarted(ctx context.Context, run *runs.Run, kind runs.ErrorKind, msg string) {
 	ctx, cancel := finalContext(ctx)
 	defer cancel()
-	now := s.now().UTC()
-	run.Status, run.ErrorKind, run.ErrorMessage, run.CompletedAt, run.Refunded = runs.StatusFailed, kind, msg, &now, true
+	run.End(runs.StatusFailed, kind, msg, s.now())
+	run.Refunded = true
 	if err := s.store.FinishRun(ctx, run, true); err != nil {
 		s.log.ErrorContext(ctx, "could not finalise undispatched run", "runId", run.RunID, "err", err)
 	}

@@ -111,13 +111,13 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run) {
 		// an engine that forgot to finish. The run leaves with a final status.
 		if p := recover(); p != nil {
 			log.ErrorContext(ctx, "turn panicked", "panic", fmt.Sprint(p))
-			setFinal(run, runs.StatusFailed, runs.ErrUnknown, "internal error", w.now())
+			run.End(runs.StatusFailed, runs.ErrUnknown, "internal error", w.now())
 		}
 		if !run.Status.Final() {
 			if ctx.Err() != nil {
-				setFinal(run, runs.StatusInterrupted, runs.ErrInterrupted, "the turn was interrupted", w.now())
+				run.End(runs.StatusInterrupted, runs.ErrInterrupted, "the turn was interrupted", w.now())
 			} else {
-				setFinal(run, runs.StatusFailed, runs.ErrUnknown, "the turn ended without a result", w.now())
+				run.End(runs.StatusFailed, runs.ErrUnknown, "the turn ended without a result", w.now())
 			}
 		}
 		w.write(ctx, run, outcome.Refund)
@@ -127,13 +127,13 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run) {
 	inst, err := w.installs.get(ctx, run.InstallID)
 	if err != nil {
 		log.ErrorContext(ctx, "install unavailable", "err", err)
-		setFinal(run, runs.StatusFailed, runs.ErrConfig, "the install could not be read", w.now())
+		run.End(runs.StatusFailed, runs.ErrConfig, "the install could not be read", w.now())
 		outcome.Refund = true
 		return
 	}
 	engine, ok := w.engines[install.Engine(run.Engine)]
 	if !ok {
-		setFinal(run, runs.StatusFailed, runs.ErrConfig, fmt.Sprintf("engine %q is not configured in this deployment", run.Engine), w.now())
+		run.End(runs.StatusFailed, runs.ErrConfig, fmt.Sprintf("engine %q is not configured in this deployment", run.Engine), w.now())
 		outcome.Refund = true
 		return
 	}
@@ -143,7 +143,7 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run) {
 }
 
 func (w *Worker) finish(ctx context.Context, run *runs.Run, st runs.Status, kind runs.ErrorKind, msg string, refund bool) {
-	setFinal(run, st, kind, msg, w.now())
+	run.End(st, kind, msg, w.now())
 	w.write(ctx, run, refund)
 }
 
@@ -176,11 +176,6 @@ func (w *Worker) emit(run *runs.Run, refund bool) {
 		metrics.Metric{Name: "ModelCalls", Unit: metrics.Count, Value: float64(len(run.Steps))},
 		metrics.Metric{Name: "TurnsRefunded", Unit: metrics.Count, Value: refunds},
 	)
-}
-
-func setFinal(r *runs.Run, st runs.Status, kind runs.ErrorKind, msg string, now time.Time) {
-	t := now.UTC()
-	r.Status, r.ErrorKind, r.ErrorMessage, r.CompletedAt = st, kind, runs.TruncateError(msg), &t
 }
 
 // InlineDispatcher runs the turn inside the request (local stack, tests).

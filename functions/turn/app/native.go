@@ -159,11 +159,11 @@ func (e *nativeEngine) Run(ctx context.Context, t turns.Turn) turns.Outcome {
 		if errors.Is(err, tools.ErrConnectorCheck) {
 			msg = "the connector broker could not be reached"
 		}
-		now := time.Now().UTC()
+		now := time.Now()
 		if e.loop.Now != nil {
-			now = e.loop.Now().UTC()
+			now = e.loop.Now()
 		}
-		run.Status, run.ErrorKind, run.ErrorMessage, run.CompletedAt = runs.StatusFailed, kind, runs.TruncateError(msg), &now
+		run.End(runs.StatusFailed, kind, msg, now)
 		return turns.Outcome{Refund: true}
 	}
 
