@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/commonly/runtime/shared/agent"
 	"github.com/commonly/runtime/shared/install"
+	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/store"
@@ -127,11 +129,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if c.InstallCacheTTL, err = time.ParseDuration(get("INSTALL_CACHE_TTL", "30s")); err != nil || c.InstallCacheTTL < 0 {
 		errs = append(errs, fmt.Errorf("INSTALL_CACHE_TTL: %q is not a duration", get("INSTALL_CACHE_TTL", "")))
 	}
-	if c.LLMTimeout, err = time.ParseDuration(get("LLM_TIMEOUT", "45s")); err != nil || c.LLMTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("LLM_TIMEOUT: %q is not a positive duration", get("LLM_TIMEOUT", "")))
+	if c.LLMTimeout, err = llm.ParseTimeout(get("LLM_TIMEOUT", "")); err != nil {
+		errs = append(errs, err)
 	}
-	if c.TurnMaxUSD, err = money.FromUSD(get("TURN_MAX_USD", "0.25")); err != nil || c.TurnMaxUSD <= 0 {
-		errs = append(errs, fmt.Errorf("TURN_MAX_USD: %q is not a positive dollar amount", get("TURN_MAX_USD", "")))
+	if c.TurnMaxUSD, err = agent.ParseMaxCost(get("TURN_MAX_USD", "")); err != nil {
+		errs = append(errs, err)
 	}
 	if c.LLMBaseURL != "" && c.LLMAPIKey == "" {
 		errs = append(errs, errors.New("LLM_BASE_URL is set but LLM_API_KEY is not"))

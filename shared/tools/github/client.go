@@ -72,11 +72,6 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// ConfigFromEnv reads GITHUB_API_URL; the caller supplies the broker.
-func ConfigFromEnv(getenv func(string) string, tokens TokenSource) Config {
-	return Config{BaseURL: getenv(EnvURL), Tokens: tokens}
-}
-
 // Client calls GitHub as the turn's user.
 type Client struct {
 	base   *url.URL

@@ -92,7 +92,7 @@ func TestNewValidatesConfig(t *testing.T) {
 	if _, err := github.New(github.Config{}); err == nil {
 		t.Error("missing token source accepted")
 	}
-	if _, err := github.New(github.ConfigFromEnv(func(string) string { return "" }, b.Client(t))); err != nil {
+	if _, err := github.New(github.Config{Tokens: b.Client(t)}); err != nil {
 		t.Errorf("default URL: %v", err)
 	}
 }

@@ -81,12 +81,6 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// ConfigFromEnv reads SEARCH_PROVIDER, SEARCH_API_KEY and SEARCH_API_URL;
-// New validates them.
-func ConfigFromEnv(getenv func(string) string) Config {
-	return Config{Provider: getenv(EnvProvider), APIKey: getenv(EnvAPIKey), BaseURL: getenv(EnvURL)}
-}
-
 var _ tools.Tool = (*Tool)(nil)
 
 // Tool is commonly_web_search.

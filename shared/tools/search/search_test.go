@@ -85,8 +85,7 @@ func TestNewValidatesConfig(t *testing.T) {
 			t.Errorf("error quotes the key: %v", err)
 		}
 	}
-	env := map[string]string{search.EnvProvider: "tavily", search.EnvAPIKey: key}
-	tool, err := search.New(search.ConfigFromEnv(func(k string) string { return env[k] }))
+	tool, err := search.New(search.Config{Provider: "tavily", APIKey: key})
 	if err != nil || tool.Provider() != "tavily" || tool.Spec().Name != search.Name {
 		t.Errorf("from env: %v, %v", tool, err)
 	}
