@@ -13,6 +13,7 @@ import (
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/functions/turn/handler"
 	"github.com/commonly/runtime/infra/local/gateway"
+	"github.com/commonly/runtime/shared/runs"
 )
 
 // Client drives the turn API as the frontend does: one loopback HTTP/1.1
@@ -92,18 +93,7 @@ func (c *Client) Turn(ctx context.Context) (Done, error) {
 // and tool calls, all ok, and the script's final answer. It returns the
 // run's id.
 func CheckRun(b []byte) (string, error) {
-	var r struct {
-		RunID  string `json:"runId"`
-		Status string `json:"status"`
-		Steps  []struct {
-			ToolCalls []struct {
-				OK bool `json:"ok"`
-			} `json:"toolCalls"`
-		} `json:"steps"`
-		FinalMessage string `json:"finalMessage"`
-		ErrorKind    string `json:"errorKind"`
-		ErrorMessage string `json:"errorMessage"`
-	}
+	var r runs.Run
 	if err := json.Unmarshal(b, &r); err != nil {
 		return "", fmt.Errorf("run: %w", err)
 	}
@@ -116,7 +106,7 @@ func CheckRun(b []byte) (string, error) {
 			calls++
 		}
 	}
-	if r.Status != "succeeded" || len(r.Steps) != script.Steps || calls != script.Calls || r.FinalMessage != script.Final {
+	if r.Status != runs.StatusSucceeded || len(r.Steps) != script.Steps || calls != script.Calls || r.FinalMessage != script.Final {
 		return "", fmt.Errorf("run did not follow the script (status %s %s %s, %d steps, %d tool calls, final %q)",
 			r.Status, r.ErrorKind, r.ErrorMessage, len(r.Steps), calls, r.FinalMessage)
 	}
