@@ -58,18 +58,6 @@ type Config struct {
 	E2BTemplate   string
 }
 
-// Secrets lists the configured credential values, so tests and log
-// scrubbing can check that none of them leaks.
-func (c Config) Secrets() []string {
-	var out []string
-	for _, s := range []string{c.DORuntimeToken, c.LLMAPIKey, c.BrokerToken, c.SearchAPIKey, c.E2BAPIKey} {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // LoadConfig reads the configuration through getenv (os.Getenv in main).
 // Every problem is reported at once, so a misconfigured deployment fails
 // at start with the whole list instead of one error per deploy.
