@@ -67,6 +67,7 @@ const version = (name) =>
 console.log(JSON.stringify({
   turns,
   cpuMs: (cpu.user + cpu.system) / 1000,
+  sysMs: cpu.system / 1000,
   wallMs,
   peakRssKB: process.resourceUsage().maxRSS,
   node: process.version,

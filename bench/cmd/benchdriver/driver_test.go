@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseBenchstatCSV(t *testing.T) {
 	out := []byte(`goos: linux
@@ -42,5 +45,14 @@ func TestMedian(t *testing.T) {
 		if got := median(c.in); got != c.want {
 			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
 		}
+	}
+}
+
+func TestFloorVerdict(t *testing.T) {
+	if got := floorVerdict(1.2, 0.7); !strings.Contains(got, "no turn making these calls over HTTP meets it") {
+		t.Errorf("floor above the budget: %q", got)
+	}
+	if got := floorVerdict(0.5, 0.7); !strings.Contains(got, "0.200 ms of the 0.700 ms") {
+		t.Errorf("floor below the budget: %q", got)
 	}
 }

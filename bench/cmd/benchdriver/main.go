@@ -20,6 +20,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -31,6 +32,7 @@ import (
 
 type options struct {
 	runs, turns, warmup, coldStarts int
+	floorDDB                        int
 	turnproc                        string
 	peerDir, node                   string
 	goBench, benchstat              string
@@ -54,6 +56,7 @@ func main() {
 	flag.StringVar(&o.rie, "rie", "aws-lambda-rie", "the Lambda Runtime Interface Emulator")
 	flag.StringVar(&o.usageEvent, "event", "functions/turn/testdata/usage.json", "the event of the cold start's first invocation")
 	flag.StringVar(&o.markdown, "markdown", "", "also write the table, as Markdown, to this file")
+	flag.IntVar(&o.floorDDB, "floor-ddb", -1, "DynamoDB calls per request of the floor (default: as many as our turn made)")
 	flag.StringVar(&o.profileDir, "profile-dir", "", "write CPU and allocation profiles of each turn process here (go tool pprof)")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
@@ -84,7 +87,7 @@ func run(ctx context.Context, o options) error {
 	defer srv.Close()
 	llmURL := "http://" + ln.Addr().String() + "/v1"
 
-	var ours, peer []sideRun
+	var ours, floors, peer []sideRun
 	for i := range o.runs {
 		r, err := runOurs(ctx, o, i+1, model, llmURL)
 		if err != nil {
@@ -92,6 +95,18 @@ func run(ctx context.Context, o options) error {
 		}
 		logf("ours  run %d: %s", i+1, r)
 		ours = append(ours, r)
+		// The floor makes the DynamoDB calls this run of ours made.
+		ddbCalls := int(math.Round(float64(r.ddb.Total()) / float64(r.turns)))
+		if o.floorDDB >= 0 {
+			ddbCalls = o.floorDDB
+		}
+		f, err := runFloor(ctx, o, model, llmURL, ddbCalls)
+		if err != nil {
+			return fmt.Errorf("floor, run %d: %w", i+1, err)
+		}
+		f.floorDDB = ddbCalls
+		logf("floor run %d: %s, %d DynamoDB calls/turn", i+1, f, ddbCalls)
+		floors = append(floors, f)
 		p, err := runPeer(ctx, o, model, llmURL)
 		if err != nil {
 			return fmt.Errorf("peer, run %d: %w", i+1, err)
@@ -110,7 +125,7 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("go benchmarks: %w", err)
 		}
 	}
-	t := report{o: o, machine: machineInfo(o.node), ours: summarize(ours), peer: summarize(peer), cold: cold, goBench: gob, peerInfo: peer[0].info}
+	t := report{o: o, machine: machineInfo(o.node), ours: summarize(ours), floor: summarize(floors), peer: summarize(peer), cold: cold, goBench: gob, peerInfo: peer[0].info}
 	text, md := t.text(), t.markdown()
 	fmt.Println()
 	fmt.Print(text)

@@ -20,6 +20,7 @@ type report struct {
 	o        options
 	machine  machine
 	ours     summary
+	floor    summary
 	peer     summary
 	cold     cold
 	goBench  *goBench
@@ -46,13 +47,15 @@ func (r report) markdown() string {
 	fmt.Fprintf(&b, "Machine: %d CPUs (`nproc`), %s, Linux %s; %s; node %s (@openai/agents %s, openai %s).\n\n",
 		m.cpus, m.cpuModel, m.kernel, m.goVer, m.nodeVer, r.peerInfo["agents"], r.peerInfo["openai"])
 
-	b.WriteString("| | CPU ms/turn | wall ms/turn | peak RSS MiB | DynamoDB calls/turn | model calls/turn | allocs/turn | vs the peer (CPU, RSS) |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|\n")
-	o, p := r.ours, r.peer
-	fmt.Fprintf(&b, "| **ours**: turn process through the API (local gateway + JWT, handler, SDK client; DynamoDB in its own process) | %.3f (%.3f–%.3f) | %.3f | %.1f | %.2f | %.2f | | %s less CPU, %s less RSS |\n",
-		o.cpuMs, o.cpuMin, o.cpuMax, o.wallMs, o.peakRSSMiB, o.ddbN, o.modelCalls, times(p.cpuMs/o.cpuMs), times(p.peakRSSMiB/o.peakRSSMiB))
-	fmt.Fprintf(&b, "| **peer**: @openai/agents %s, Chat Completions model, tracing off (node %s) | %.3f (%.3f–%.3f) | %.3f | %.1f | – | %.2f | | 1× |\n",
-		r.peerInfo["agents"], m.nodeVer, p.cpuMs, p.cpuMin, p.cpuMax, p.wallMs, p.peakRSSMiB, p.modelCalls)
+	b.WriteString("| | CPU ms/turn | of it kernel | wall ms/turn | peak RSS MiB | DynamoDB calls/turn | model calls/turn | allocs/turn | vs the peer (CPU, RSS) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	o, f, p := r.ours, r.floor, r.peer
+	fmt.Fprintf(&b, "| **ours**: turn process through the API (local gateway + JWT, handler, SDK client; DynamoDB in its own process) | %.3f (%.3f–%.3f) | %.3f | %.3f | %.1f | %.2f | %.2f | | %s less CPU, %s less RSS |\n",
+		o.cpuMs, o.cpuMin, o.cpuMax, o.sysMs, o.wallMs, o.peakRSSMiB, o.ddbN, o.modelCalls, times(p.cpuMs/o.cpuMs), times(p.peakRSSMiB/o.peakRSSMiB))
+	fmt.Fprintf(&b, "| **floor**: the same process making only the same round trips (the API request served, the model calls, a DynamoDB GetItem per call) with a bare net/http client: no SDK, no turn | %.3f (%.3f–%.3f) | %.3f | %.3f | %.1f | %.2f | %.2f | | %s less CPU |\n",
+		f.cpuMs, f.cpuMin, f.cpuMax, f.sysMs, f.wallMs, f.peakRSSMiB, f.ddbN, f.modelCalls, times(p.cpuMs/f.cpuMs))
+	fmt.Fprintf(&b, "| **peer**: @openai/agents %s, Chat Completions model, tracing off (node %s) | %.3f (%.3f–%.3f) | %.3f | %.3f | %.1f | – | %.2f | | 1× |\n",
+		r.peerInfo["agents"], m.nodeVer, p.cpuMs, p.cpuMin, p.cpuMax, p.sysMs, p.wallMs, p.peakRSSMiB, p.modelCalls)
 	if g := r.goBench; g != nil {
 		for _, row := range []struct{ name, label string }{
 			{"Turn/api", "ours in-process, `go test -bench` Turn/api (whole process: client, gateway, turn, scripted model, embedded DynamoDB)"},
@@ -68,7 +71,7 @@ func (r report) markdown() string {
 			ddb, _ := g.get(row.name, "ddb-calls/op")
 			mc, _ := g.get(row.name, "model-calls/op")
 			allocs, _ := g.get(row.name, "allocs/op")
-			fmt.Fprintf(&b, "| %s | %.3f | %.3f | – | %.2f | %.2f | %.0f | |\n", row.label, cpu, sec*1e3, ddb, mc, allocs)
+			fmt.Fprintf(&b, "| %s | %.3f | – | %.3f | – | %.2f | %.2f | %.0f | |\n", row.label, cpu, sec*1e3, ddb, mc, allocs)
 		}
 	}
 	b.WriteString("\n")
@@ -84,8 +87,10 @@ func (r report) markdown() string {
 
 	b.WriteString("Targets:\n\n")
 	ratio := p.cpuMs / o.cpuMs
-	check(&b, ratio >= targetCPURatio, fmt.Sprintf("CPU per turn ≥ %.0f× less than the peer: %.1f× (ours %.3f ms, peer %.3f ms; %.0f× needs ≤ %.3f ms, %.1f× over)",
-		targetCPURatio, ratio, o.cpuMs, p.cpuMs, targetCPURatio, p.cpuMs/targetCPURatio, o.cpuMs/(p.cpuMs/targetCPURatio)))
+	need := p.cpuMs / targetCPURatio
+	check(&b, ratio >= targetCPURatio, fmt.Sprintf("CPU per turn ≥ %.0f× less than the peer: %.1f× (ours %.3f ms, peer %.3f ms; %.0f× needs ≤ %.3f ms, %.1f× over). "+
+		"The floor, the same round trips and nothing else, costs %.3f ms (%.1f× the peer): %s",
+		targetCPURatio, ratio, o.cpuMs, p.cpuMs, targetCPURatio, need, o.cpuMs/need, f.cpuMs, p.cpuMs/f.cpuMs, floorVerdict(f.cpuMs, need)))
 	maxCalls := float64(targetFixedCalls + script.Steps)
 	check(&b, o.ddbN <= maxCalls, fmt.Sprintf("DynamoDB calls per turn ≤ %d fixed + 1 per model step (≤ %.0f for %d steps): %.2f",
 		targetFixedCalls, maxCalls, script.Steps, o.ddbN))
@@ -95,6 +100,15 @@ func (r report) markdown() string {
 	check(&b, median(c.rieMs) <= targetColdMs, fmt.Sprintf("cold start under the emulator ≤ %.0f ms: %.1f ms (the bootstrap alone: %.1f ms)",
 		targetColdMs, median(c.rieMs), median(c.aloneMs)))
 	return b.String()
+}
+
+// floorVerdict says whether the CPU target is within reach of a turn that
+// makes the floor's round trips.
+func floorVerdict(floorMs, needMs float64) string {
+	if floorMs > needMs {
+		return fmt.Sprintf("above the %.3f ms the target allows, so no turn making these calls over HTTP meets it on this machine", needMs)
+	}
+	return fmt.Sprintf("%.3f ms of the %.3f ms the target allows are left for the turn's own work", needMs-floorMs, needMs)
 }
 
 func check(b *strings.Builder, ok bool, what string) {

@@ -22,19 +22,99 @@ import (
 // sideRun is one process's measurement.
 type sideRun struct {
 	cpuMs, wallMs float64 // per turn
+	sysMs         float64 // per turn, the kernel's part of cpuMs
 	peakRSSMiB    float64
 	ddb           turnstack.Calls // total over the measured turns (ours)
 	modelCalls    float64         // per turn
+	floorDDB      int             // DynamoDB calls per request (the floor)
 	turns         int
 	info          map[string]string
 }
 
 func (r sideRun) String() string {
-	s := fmt.Sprintf("%.3f ms CPU/turn, %.3f ms wall/turn, peak RSS %.1f MiB, %.2f model calls/turn", r.cpuMs, r.wallMs, r.peakRSSMiB, r.modelCalls)
+	s := fmt.Sprintf("%.3f ms CPU/turn (%.3f ms kernel), %.3f ms wall/turn, peak RSS %.1f MiB, %.2f model calls/turn", r.cpuMs, r.sysMs, r.wallMs, r.peakRSSMiB, r.modelCalls)
 	if r.ddb != nil {
 		s += fmt.Sprintf(", %.2f DynamoDB calls/turn (%s)", float64(r.ddb.Total())/float64(r.turns), r.ddb.PerTurn(r.turns))
 	}
 	return s
+}
+
+// turnProc is a running turn process (bench/cmd/turnproc).
+type turnProc struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	ready  struct{ API, Stats string }
+}
+
+// startTurnproc starts o.turnproc with args and waits until it serves.
+func startTurnproc(ctx context.Context, o options, args []string) (*turnProc, error) {
+	p := &turnProc{cmd: exec.CommandContext(ctx, o.turnproc, args...), stderr: &bytes.Buffer{}}
+	p.cmd.Stderr = p.stderr
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadBytes('\n')
+	if err != nil || json.Unmarshal(line, &p.ready) != nil {
+		_ = p.cmd.Process.Kill()
+		_ = p.cmd.Wait()
+		return nil, fmt.Errorf("turn process did not start: %v\n%s", err, p.stderr.String())
+	}
+	return p, nil
+}
+
+func (p *turnProc) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Wait()
+}
+
+// fail adds the end of the process's log to err.
+func (p *turnProc) fail(err error) (sideRun, error) {
+	return sideRun{}, fmt.Errorf("%w\nturn process log:\n%s", err, tail(p.stderr.String(), 2000))
+}
+
+// measure runs o.warmup then o.turns turns, and reads the process's usage
+// and the scripted model's counts around the measured ones.
+func (p *turnProc) measure(ctx context.Context, o options, model *script.Server, turn func() (time.Duration, error)) (sideRun, error) {
+	for range o.warmup {
+		if _, err := turn(); err != nil {
+			return p.fail(err)
+		}
+	}
+	s0, err := stats(ctx, p.ready.Stats)
+	if err != nil {
+		return p.fail(err)
+	}
+	m0 := model.Counts()
+	var wall time.Duration
+	for range o.turns {
+		w, err := turn()
+		if err != nil {
+			return p.fail(err)
+		}
+		wall += w
+	}
+	s1, err := stats(ctx, p.ready.Stats)
+	if err != nil {
+		return p.fail(err)
+	}
+	m1 := model.Counts()
+	if m1.Rejected != m0.Rejected {
+		return p.fail(fmt.Errorf("the scripted model rejected %d requests", m1.Rejected-m0.Rejected))
+	}
+	n := float64(o.turns)
+	return sideRun{
+		cpuMs:      float64(s1.Proc.CPU-s0.Proc.CPU) / 1e6 / n,
+		sysMs:      float64(s1.Proc.Sys-s0.Proc.Sys) / 1e6 / n,
+		wallMs:     float64(wall) / 1e6 / n,
+		peakRSSMiB: float64(s1.Proc.PeakRSSKB) / 1024,
+		ddb:        s1.DynamoDB.Sub(s0.DynamoDB),
+		modelCalls: float64(m1.Requests-m0.Requests) / n,
+		turns:      o.turns,
+	}, nil
 }
 
 // runOurs starts a turn process against a fresh embedded DynamoDB served
@@ -52,40 +132,21 @@ func runOurs(ctx context.Context, o options, run int, model *script.Server, llmU
 		args = append(args, "-cpuprofile", filepath.Join(o.profileDir, fmt.Sprintf("turnproc-%d.cpu", run)),
 			"-memprofile", filepath.Join(o.profileDir, fmt.Sprintf("turnproc-%d.mem", run)))
 	}
-	cmd := exec.CommandContext(ctx, o.turnproc, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
+	p, err := startTurnproc(ctx, o, args)
 	if err != nil {
 		return sideRun{}, err
 	}
-	if err := cmd.Start(); err != nil {
-		return sideRun{}, err
-	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
-	var ready struct{ API, Stats string }
-	line, err := bufio.NewReader(out).ReadBytes('\n')
-	if err != nil || json.Unmarshal(line, &ready) != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return sideRun{}, fmt.Errorf("turn process did not start: %v\n%s", err, stderr.String())
-	}
-	fail := func(err error) (sideRun, error) {
-		return sideRun{}, fmt.Errorf("%w\nturn process log:\n%s", err, tail(stderr.String(), 2000))
-	}
+	defer p.stop()
 
-	client, err := turnstack.NewClient(ready.API)
+	client, err := turnstack.NewClient(p.ready.API)
 	if err != nil {
 		return sideRun{}, err
 	}
 	defer client.HTTP.CloseIdleConnections()
 	if err := client.CreateInstall(ctx); err != nil {
-		return fail(err)
+		return p.fail(err)
 	}
-	turn := func() (time.Duration, error) {
+	return p.measure(ctx, o, model, func() (time.Duration, error) {
 		start := time.Now()
 		done, err := client.Turn(ctx)
 		wall := time.Since(start)
@@ -93,42 +154,35 @@ func runOurs(ctx context.Context, o options, run int, model *script.Server, llmU
 			return 0, err
 		}
 		return wall, forget.Forget(ctx, done)
-	}
-	for range o.warmup {
-		if _, err := turn(); err != nil {
-			return fail(err)
-		}
-	}
-	s0, err := stats(ctx, ready.Stats)
+	})
+}
+
+// runFloor starts the turn process as the floor (bench/internal/floor),
+// making the script's model calls and ddbCalls DynamoDB calls per
+// request, and drives it like runOurs.
+func runFloor(ctx context.Context, o options, model *script.Server, llmURL string, ddbCalls int) (sideRun, error) {
+	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
 	if err != nil {
-		return fail(err)
+		return sideRun{}, err
 	}
-	m0 := model.Counts()
-	var wall time.Duration
-	for range o.turns {
-		w, err := turn()
-		if err != nil {
-			return fail(err)
-		}
-		wall += w
-	}
-	s1, err := stats(ctx, ready.Stats)
+	defer db.Close()
+	p, err := startTurnproc(ctx, o, []string{"-llm", llmURL, "-dynamo", db.URL, "-floor", strconv.Itoa(ddbCalls)})
 	if err != nil {
-		return fail(err)
+		return sideRun{}, err
 	}
-	m1 := model.Counts()
-	if m1.Rejected != m0.Rejected {
-		return fail(fmt.Errorf("the scripted model rejected %d requests", m1.Rejected-m0.Rejected))
+	defer p.stop()
+	client, err := turnstack.NewClient(p.ready.API)
+	if err != nil {
+		return sideRun{}, err
 	}
-	n := float64(o.turns)
-	return sideRun{
-		cpuMs:      float64(s1.Proc.CPU-s0.Proc.CPU) / 1e6 / n,
-		wallMs:     float64(wall) / 1e6 / n,
-		peakRSSMiB: float64(s1.Proc.PeakRSSKB) / 1024,
-		ddb:        s1.DynamoDB.Sub(s0.DynamoDB),
-		modelCalls: float64(m1.Requests-m0.Requests) / n,
-		turns:      o.turns,
-	}, nil
+	defer client.HTTP.CloseIdleConnections()
+	r, err := p.measure(ctx, o, model, func() (time.Duration, error) {
+		start := time.Now()
+		err := client.Floor(ctx)
+		return time.Since(start), err
+	})
+	r.ddb = nil // the floor's calls bypass the SDK and its counter
+	return r, err
 }
 
 func stats(ctx context.Context, base string) (turnstack.Stats, error) {
@@ -163,6 +217,7 @@ func runPeer(ctx context.Context, o options, model *script.Server, llmURL string
 	var res struct {
 		Turns     int     `json:"turns"`
 		CPUMs     float64 `json:"cpuMs"`
+		SysMs     float64 `json:"sysMs"`
 		WallMs    float64 `json:"wallMs"`
 		PeakRSSKB float64 `json:"peakRssKB"`
 		Node      string  `json:"node"`
@@ -177,7 +232,7 @@ func runPeer(ctx context.Context, o options, model *script.Server, llmURL string
 	}
 	n := float64(res.Turns)
 	return sideRun{
-		cpuMs: res.CPUMs / n, wallMs: res.WallMs / n, peakRSSMiB: res.PeakRSSKB / 1024,
+		cpuMs: res.CPUMs / n, sysMs: res.SysMs / n, wallMs: res.WallMs / n, peakRSSMiB: res.PeakRSSKB / 1024,
 		// The warm-up's calls are in the count too: the peer measures itself.
 		modelCalls: float64(m1.Requests-m0.Requests) / float64(o.turns+o.warmup),
 		turns:      res.Turns,
@@ -187,11 +242,11 @@ func runPeer(ctx context.Context, o options, model *script.Server, llmURL string
 
 // summary is the medians of a side's runs.
 type summary struct {
-	runs                                        int
-	cpuMs, wallMs, peakRSSMiB, modelCalls, ddbN float64
-	cpuMin, cpuMax                              float64
-	ddb                                         turnstack.Calls
-	turns                                       int
+	runs                                               int
+	cpuMs, sysMs, wallMs, peakRSSMiB, modelCalls, ddbN float64
+	cpuMin, cpuMax                                     float64
+	ddb                                                turnstack.Calls
+	turns                                              int
 }
 
 func summarize(rs []sideRun) summary {
@@ -206,10 +261,14 @@ func summarize(rs []sideRun) summary {
 	s := summary{
 		runs:       len(rs),
 		cpuMs:      median(cpu),
+		sysMs:      median(pick(func(r sideRun) float64 { return r.sysMs })),
 		wallMs:     median(pick(func(r sideRun) float64 { return r.wallMs })),
 		peakRSSMiB: median(pick(func(r sideRun) float64 { return r.peakRSSMiB })),
 		modelCalls: median(pick(func(r sideRun) float64 { return r.modelCalls })),
 		cpuMin:     minOf(cpu), cpuMax: maxOf(cpu),
+	}
+	if rs[0].floorDDB > 0 {
+		s.ddbN = median(pick(func(r sideRun) float64 { return float64(r.floorDDB) }))
 	}
 	if rs[0].ddb != nil {
 		s.ddbN = median(pick(func(r sideRun) float64 { return float64(r.ddb.Total()) / float64(r.turns) }))

@@ -6,7 +6,11 @@
 // runs it as a child process, so that its CPU and peak RSS are the turn
 // process's own.
 //
-//	turnproc -llm URL [-dynamo URL] [-log warn|info]
+//	turnproc -llm URL [-dynamo URL] [-log warn|info] [-floor N]
+//
+// With -floor N it serves the benchmark's floor instead of the turn
+// function (bench/internal/floor): each API request makes the script's
+// model calls and N DynamoDB calls with a bare HTTP client, nothing else.
 //
 // Without -dynamo the embedded DynamoDB runs inside this process, as in
 // `make run`. It prints one JSON line, {"api":URL,"stats":URL}, when it
@@ -33,7 +37,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/commonly/runtime/bench/internal/floor"
 	"github.com/commonly/runtime/bench/internal/procstat"
+	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/local/gateway"
@@ -53,6 +59,7 @@ func run() error {
 	level := flag.String("log", "warn", "log level: warn (the local stack's) or info (Lambda's default)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile to this file at exit")
+	floorCalls := flag.Int("floor", -1, "serve the floor instead of the turn: the script's model calls and this many DynamoDB calls per request")
 	flag.Parse()
 	if *llmURL == "" {
 		return errors.New("-llm is required")
@@ -106,9 +113,20 @@ func run() error {
 		return fmt.Errorf("aws config: %w", err)
 	}
 	counter := turnstack.NewCounter()
-	built, err := turnstack.Build(ctx, cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg, counter.Option()), Log: log})
-	if err != nil {
-		return err
+	var handler http.Handler
+	if *floorCalls >= 0 {
+		f := &floor.Handler{
+			LLM: *llmURL, Dynamo: endpoint, Table: cfg.Tables.State, Model: turnstack.Model,
+			ModelCalls: script.Steps, DynamoCalls: *floorCalls, HTTP: &http.Client{},
+		}
+		f.Init()
+		handler = f
+	} else {
+		built, err := turnstack.Build(ctx, cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg, counter.Option()), Log: log})
+		if err != nil {
+			return err
+		}
+		handler = &gateway.Gateway{Secret: []byte(turnstack.Secret), Invoke: built.Handler.HandleHTTP, Now: time.Now, Log: log}
 	}
 
 	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
@@ -119,8 +137,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	gw := &gateway.Gateway{Secret: []byte(turnstack.Secret), Invoke: built.Handler.HandleHTTP, Now: time.Now, Log: log}
-	api := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	api := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	stats := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(turnstack.Stats{DynamoDB: counter.Snapshot(), Proc: procstat.Self()})

@@ -14,6 +14,9 @@ import (
 type Usage struct {
 	// CPU is user + system time of all threads (getrusage).
 	CPU time.Duration `json:"cpuNs"`
+	// Sys is the system (kernel) part of CPU: on loopback most of it is
+	// the TCP stack working for the process's sockets.
+	Sys time.Duration `json:"sysNs"`
 	// PeakRSSKB is VmHWM, the peak resident set, in KiB.
 	PeakRSSKB int64 `json:"peakRssKB"`
 	// RSSKB is VmRSS, the resident set now, in KiB.
@@ -26,6 +29,7 @@ func Self() Usage {
 	u := Usage{}
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		u.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		u.Sys = time.Duration(ru.Stime.Nano())
 	}
 	u.PeakRSSKB, u.RSSKB = status("/proc/self/status")
 	return u

@@ -89,6 +89,20 @@ func (c *Client) Turn(ctx context.Context) (Done, error) {
 	return Done{RunID: runID, IdempotencyKey: key}, err
 }
 
+// Floor makes one request of the floor's API (bench/internal/floor),
+// shaped as a turn's, and checks that it made its calls.
+func (c *Client) Floor(ctx context.Context) error {
+	status, b, err := c.do(ctx, http.MethodPost, "/v1/installs/"+InstallID+"/turns", c.user,
+		map[string]string{"Prefer": "wait=25", "Idempotency-Key": c.NewIdempotencyKey()}, turnBody)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("floor: %d %s", status, b)
+	}
+	return nil
+}
+
 // CheckRun checks an AgentRun's JSON: succeeded, with the script's steps
 // and tool calls, all ok, and the script's final answer. It returns the
 // run's id.
