@@ -16,10 +16,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/commonly/runtime/functions/turn/app"
+	"github.com/commonly/runtime/shared/gomaxprocs"
 	"github.com/commonly/runtime/shared/metrics"
 )
 
 func main() {
+	// One invocation at a time, one sequential flow of I/O: one P.
+	gomaxprocs.Sequential(os.Getenv)
 	log := lambdacontext.NewLogger()
 	slog.SetDefault(log)
 	h, err := setup(context.Background(), log)

@@ -12,6 +12,9 @@
 // function (bench/internal/floor): each API request makes the script's
 // model calls and N DynamoDB calls with a bare HTTP client, nothing else.
 //
+// Like the turn function it runs with GOMAXPROCS 1 unless the variable is
+// set (shared/gomaxprocs); GOMAXPROCS=2 measures Go's default here.
+//
 // Without -dynamo the embedded DynamoDB runs inside this process, as in
 // `make run`. It prints one JSON line, {"api":URL,"stats":URL}, when it
 // serves, and stops on SIGTERM. GET {stats}/stats reports its DynamoDB
@@ -43,6 +46,7 @@ import (
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/local/gateway"
+	"github.com/commonly/runtime/shared/gomaxprocs"
 	"github.com/commonly/runtime/shared/store/embedded"
 )
 
@@ -54,6 +58,8 @@ func main() {
 }
 
 func run() error {
+	// As the turn function's main does (GOMAXPROCS in the environment wins).
+	gomaxprocs.Sequential(os.Getenv)
 	llmURL := flag.String("llm", "", "base URL of the scripted chat-completions server")
 	dynamoURL := flag.String("dynamo", "", "DynamoDB endpoint; empty runs the embedded one in this process")
 	level := flag.String("log", "warn", "log level: warn (the local stack's) or info (Lambda's default)")
