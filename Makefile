@@ -96,8 +96,10 @@ bench: deps tools build
 	@cp bench/peer/peer.mjs $(BENCH_CACHE)/peer/
 	$(GO) build -o $(BENCH_OUT)/turnproc ./bench/cmd/turnproc
 	$(GO) build -o $(BENCH_OUT)/benchdriver ./bench/cmd/benchdriver
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+	  -o $(BENCH_OUT)/emptyfn/bootstrap ./bench/cmd/emptyfn
 	$(GO) test -run='^$$' -bench=BenchmarkTurn -benchmem -benchtime=$(BENCH_GOTIME) -count=$(BENCH_COUNT) ./bench/ > $(BENCH_OUT)/go.txt
 	$(BENCH_OUT)/benchdriver -runs $(BENCH_RUNS) -turns $(BENCH_TURNS) -warmup $(BENCH_WARMUP) -cold-starts $(BENCH_COLD) \
 	  -turnproc $(BENCH_OUT)/turnproc -peer-dir $(BENCH_CACHE)/peer -gobench $(BENCH_OUT)/go.txt \
 	  -benchstat $(GOBIN)/benchstat -rie $(GOBIN)/aws-lambda-rie -bootstrap bin/turn/bootstrap \
-	  -markdown $(BENCH_OUT)/latest.md
+	  -empty-bootstrap $(BENCH_OUT)/emptyfn/bootstrap -markdown $(BENCH_OUT)/latest.md

@@ -28,6 +28,9 @@ type cold struct {
 	// aloneMs: from starting the bootstrap to its first answer posted to
 	// a minimal Runtime API served here, without the emulator.
 	aloneMs []float64
+	// emptyMs: rieMs of an empty function (o.emptyBootstrap), the floor.
+	emptyMs    []float64
+	emptyBytes int64
 }
 
 func coldStarts(ctx context.Context, o options) (cold, error) {
@@ -67,6 +70,23 @@ func coldStarts(ctx context.Context, o options) (cold, error) {
 			return cold{}, fmt.Errorf("alone, start %d: %w", i+1, err)
 		}
 		c.aloneMs = append(c.aloneMs, ms)
+		if o.emptyBootstrap != "" {
+			empty := o
+			empty.bootstrap = o.emptyBootstrap
+			ms, err = rieColdStart(ctx, empty, env, event)
+			if err != nil {
+				return cold{}, fmt.Errorf("the empty function under the emulator, start %d: %w", i+1, err)
+			}
+			c.emptyMs = append(c.emptyMs, ms)
+		}
+	}
+	if o.emptyBootstrap != "" {
+		fi, err := os.Stat(o.emptyBootstrap)
+		if err != nil {
+			return cold{}, err
+		}
+		c.emptyBytes = fi.Size()
+		logf("cold starts of the empty function under the emulator (ms): %v", round(c.emptyMs))
 	}
 	logf("cold starts under the emulator (ms): %v", round(c.rieMs))
 	logf("cold starts of the bootstrap alone (ms): %v", round(c.aloneMs))

@@ -33,6 +33,7 @@ import (
 type options struct {
 	runs, turns, warmup, coldStarts int
 	floorDDB                        int
+	emptyBootstrap                  string
 	turnproc                        string
 	peerDir, node                   string
 	goBench, benchstat              string
@@ -53,6 +54,7 @@ func main() {
 	flag.StringVar(&o.goBench, "gobench", "", "output of go test -bench for benchstat (optional)")
 	flag.StringVar(&o.benchstat, "benchstat", "benchstat", "benchstat binary")
 	flag.StringVar(&o.bootstrap, "bootstrap", "bin/turn/bootstrap", "the turn function's bootstrap (make build)")
+	flag.StringVar(&o.emptyBootstrap, "empty-bootstrap", "", "a Go function that answers at once (bench/cmd/emptyfn), started under the emulator as the cold start's floor (optional)")
 	flag.StringVar(&o.rie, "rie", "aws-lambda-rie", "the Lambda Runtime Interface Emulator")
 	flag.StringVar(&o.usageEvent, "event", "functions/turn/testdata/usage.json", "the event of the cold start's first invocation")
 	flag.StringVar(&o.markdown, "markdown", "", "also write the table, as Markdown, to this file")

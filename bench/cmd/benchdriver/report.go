@@ -81,6 +81,10 @@ func (r report) markdown() string {
 		"(its own start included) to the first invocation (GET /v1/me/usage) answered (%.1f–%.1f); %.1f ms for the bootstrap alone, from its start to its first answer posted to a minimal Runtime API (%.1f–%.1f).\n\n",
 		float64(c.sizeBytes)/1e6, float64(c.sizeBytes)/(1<<20), len(c.rieMs), median(c.rieMs), minOf(c.rieMs), maxOf(c.rieMs),
 		median(c.aloneMs), minOf(c.aloneMs), maxOf(c.aloneMs))
+	if len(c.emptyMs) > 0 {
+		fmt.Fprintf(&b, "The cold start's floor: an empty Go function (bench/cmd/emptyfn, built the same way, %.1f MB) under the emulator, started alternately with ours: %.1f ms median (%.1f–%.1f), so the turn function's own share is about %.1f ms.\n\n",
+			float64(c.emptyBytes)/1e6, median(c.emptyMs), minOf(c.emptyMs), maxOf(c.emptyMs), median(c.rieMs)-median(c.emptyMs))
+	}
 	if o.ddb != nil {
 		fmt.Fprintf(&b, "DynamoDB calls per turn (ours, median run, counted by an SDK middleware): %s.\n\n", o.ddb.PerTurn(o.turns))
 	}
@@ -97,8 +101,11 @@ func (r report) markdown() string {
 	check(&b, o.peakRSSMiB <= targetRSSMiB, fmt.Sprintf("peak RSS of the turn process ≤ %.0f MiB: %.1f MiB", targetRSSMiB, o.peakRSSMiB))
 	size := float64(c.sizeBytes) / 1e6
 	check(&b, size <= targetSizeMB, fmt.Sprintf("turn bootstrap ≤ %.0f MB stripped: %.1f MB (%.1f× the target)", targetSizeMB, size, size/targetSizeMB))
-	check(&b, median(c.rieMs) <= targetColdMs, fmt.Sprintf("cold start under the emulator ≤ %.0f ms: %.1f ms (the bootstrap alone: %.1f ms)",
-		targetColdMs, median(c.rieMs), median(c.aloneMs)))
+	coldWhat := fmt.Sprintf("cold start under the emulator ≤ %.0f ms: %.1f ms (the bootstrap alone: %.1f ms", targetColdMs, median(c.rieMs), median(c.aloneMs))
+	if len(c.emptyMs) > 0 {
+		coldWhat += fmt.Sprintf("; an empty Go function under the emulator: %.1f ms", median(c.emptyMs))
+	}
+	check(&b, median(c.rieMs) <= targetColdMs, coldWhat+")")
 	return b.String()
 }
 
