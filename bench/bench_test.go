@@ -138,4 +138,16 @@ func TestTurnThroughTheAPI(t *testing.T) {
 	if _, err := r.built.Store.GetRun(ctx, done.RunID); err == nil {
 		t.Errorf("run %s still stored", done.RunID)
 	}
+
+	// A warm turn reads nothing: the install is cached and the plan
+	// remembered (the admission checks it), so 2 fixed writes, the claim
+	// and a checkpoint per model step but the last.
+	calls0 = r.counter.Snapshot()
+	if _, err := r.client.Turn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls = r.counter.Snapshot().Sub(calls0)
+	if calls.Total() != 3+script.Steps-1 || calls["TransactWriteItems"] != 2 || calls["UpdateItem"] != 1 || calls["PutItem"] != script.Steps-1 {
+		t.Errorf("DynamoDB calls of a warm turn %v", calls)
+	}
 }

@@ -16,6 +16,9 @@ const (
 	Pro  Plan = "pro"
 )
 
+// All returns every known plan, Free first.
+func All() []Plan { return []Plan{Free, Pro} }
+
 // Parse validates a plan name.
 func Parse(s string) (Plan, error) {
 	switch p := Plan(s); p {
@@ -57,7 +60,7 @@ func ParseLimits(s string) (Limits, error) {
 		}
 		l[p] = n
 	}
-	for _, p := range []Plan{Free, Pro} {
+	for _, p := range All() {
 		if _, ok := l[p]; !ok {
 			return nil, fmt.Errorf("plan limits: no limit for %s", p)
 		}

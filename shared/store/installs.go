@@ -16,8 +16,12 @@ import (
 	"github.com/commonly/runtime/shared/turns"
 )
 
-// attrNoTools marks an install whose tools list is set and empty.
-const attrNoTools = "noTools"
+const (
+	// attrNoTools marks an install whose tools list is set and empty.
+	attrNoTools = "noTools"
+	// attrPlan is the plan item's plan name.
+	attrPlan = "plan"
+)
 
 // GetInstall reads an install.
 func (d *Dynamo) GetInstall(ctx context.Context, installID string) (*install.Install, error) {
@@ -50,7 +54,7 @@ func decodeInstall(installID string, item map[string]types.AttributeValue) (*ins
 }
 
 func decodePlan(item map[string]types.AttributeValue) plans.Plan {
-	p, err := plans.Parse(strAttr(item, "plan"))
+	p, err := plans.Parse(strAttr(item, attrPlan))
 	if err != nil {
 		return plans.Free // unknown users, and any unknown value, are free
 	}
@@ -112,7 +116,7 @@ func (d *Dynamo) GetPlan(ctx context.Context, userID string) (plans.Plan, error)
 // SetPlan writes a user's plan.
 func (d *Dynamo) SetPlan(ctx context.Context, userID string, p plans.Plan, now time.Time) error {
 	item := stateKey(keys.Plan(userID))
-	item["plan"], item["userId"], item["updatedAt"] = str(string(p)), str(userID), encodeTime(now)
+	item[attrPlan], item["userId"], item["updatedAt"] = str(string(p)), str(userID), encodeTime(now)
 	if _, err := d.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.tables.State), Item: item}); err != nil {
 		return fmt.Errorf("put plan of %s: %w", userID, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -31,13 +33,18 @@ const maxConflictRetries = 12
 // Admit counts the turn and creates its run in one transaction:
 //
 //  0. the idempotency record (when a key was given), only if new;
-//  1. ADD 1 to the user's day counter, only if it is below the limit;
-//  2. the run, only if new.
+//  1. a check that the user's plan is still the admission's plan;
+//  2. ADD 1 to the user's day counter, only if it is below the limit;
+//  3. the run, only if new.
 //
 // Under any concurrency DynamoDB serialises the counter's condition, so
-// exactly `limit` turns are admitted a day. The idempotency record comes
-// first so a replay is recognised even at the ceiling.
+// exactly `limit` turns are admitted a day, and the plan check makes that
+// limit the plan's at the moment of the write. The idempotency record
+// comes first so a replay is recognised even at the ceiling.
 func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResult, error) {
+	if _, err := plans.Parse(string(a.Plan)); err != nil {
+		return turns.AdmitResult{}, fmt.Errorf("admit: %w", err)
+	}
 	runItem, err := marshalRun(a.Run)
 	if err != nil {
 		return turns.AdmitResult{}, err
@@ -58,6 +65,15 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}})
 	}
+	planIdx := len(items)
+	planCond, planValues := planCondition(a.Plan)
+	items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName:                 aws.String(d.tables.State),
+		Key:                       stateKey(keys.Plan(a.Run.UserID)),
+		ConditionExpression:       aws.String(planCond),
+		ExpressionAttributeNames:  map[string]string{"#plan": attrPlan},
+		ExpressionAttributeValues: planValues,
+	}})
 	counterIdx := len(items)
 	items = append(items, types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(d.tables.State),
@@ -88,6 +104,11 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 	if idemIdx >= 0 && failedCondition(reasons, idemIdx) {
 		return d.replay(ctx, a, reasons[idemIdx].Item)
 	}
+	if failedCondition(reasons, planIdx) {
+		// Before the counter: its condition was checked against the limit
+		// of a plan the user no longer has.
+		return turns.AdmitResult{PlanChanged: true}, nil
+	}
 	if failedCondition(reasons, counterIdx) {
 		used := numAttr(reasons[counterIdx].Item, attrTurns)
 		if used == 0 {
@@ -96,6 +117,26 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 		return turns.AdmitResult{CeilingUsed: used}, nil
 	}
 	return turns.AdmitResult{}, fmt.Errorf("admit transaction cancelled (%s): %w", reasonCodes(reasons), turns.ErrUnavailable)
+}
+
+// planCondition is the condition under which a user's plan item decodes
+// to p (decodePlan): for a paid plan its value is p; for free the item or
+// its value is missing, or the value is no paid plan.
+func planCondition(p plans.Plan) (string, map[string]types.AttributeValue) {
+	if p != plans.Free {
+		return "#plan = :plan", map[string]types.AttributeValue{":plan": str(string(p))}
+	}
+	values := map[string]types.AttributeValue{}
+	var paid []string
+	for i, q := range plans.All() {
+		if q == plans.Free {
+			continue
+		}
+		name := fmt.Sprintf(":paid%d", i)
+		values[name] = str(string(q))
+		paid = append(paid, "#plan <> "+name)
+	}
+	return "attribute_not_exists(#plan) OR (" + strings.Join(paid, " AND ") + ")", values
 }
 
 // transact runs a transaction, retrying it while it is cancelled only by

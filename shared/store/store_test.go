@@ -46,7 +46,7 @@ func TestAdmitExactlyLimitUnderConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := s.Admit(ctx, turns.Admission{Run: newRun(fmt.Sprintf("r%d", i), "u1", now), Limit: 30, Now: now})
+			res, err := s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: newRun(fmt.Sprintf("r%d", i), "u1", now), Limit: 30, Now: now})
 			if err != nil {
 				t.Error(err)
 				return
@@ -72,17 +72,17 @@ func TestCeilingResetsAtUTCMidnight(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	for i := range 2 {
-		res, _ := s.Admit(ctx, turns.Admission{Run: newRun(fmt.Sprintf("a%d", i), "u1", now), Limit: 2, Now: now})
+		res, _ := s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: newRun(fmt.Sprintf("a%d", i), "u1", now), Limit: 2, Now: now})
 		if !res.Admitted {
 			t.Fatalf("turn %d refused", i)
 		}
 	}
-	res, _ := s.Admit(ctx, turns.Admission{Run: newRun("a3", "u1", now), Limit: 2, Now: now})
+	res, _ := s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: newRun("a3", "u1", now), Limit: 2, Now: now})
 	if res.Admitted || res.CeilingUsed != 2 {
 		t.Fatalf("third turn: %+v", res)
 	}
 	next := now.Add(time.Second) // 00:00:00 the next day
-	res, _ = s.Admit(ctx, turns.Admission{Run: newRun("b1", "u1", next), Limit: 2, Now: next})
+	res, _ = s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: newRun("b1", "u1", next), Limit: 2, Now: next})
 	if !res.Admitted {
 		t.Fatal("first turn of the new UTC day refused")
 	}
@@ -92,23 +92,23 @@ func TestIdempotentAdmission(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	first := newRun("r1", "u1", now)
-	res, err := s.Admit(ctx, turns.Admission{Run: first, Limit: 1, IdempotencyKey: "k", CallerID: "u1", Now: now})
+	res, err := s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: first, Limit: 1, IdempotencyKey: "k", CallerID: "u1", Now: now})
 	if err != nil || !res.Admitted {
 		t.Fatalf("first: %+v %v", res, err)
 	}
 	// Same key at the ceiling is still recognised as a replay, not a 429.
-	res, err = s.Admit(ctx, turns.Admission{Run: newRun("r2", "u1", now), Limit: 1, IdempotencyKey: "k", CallerID: "u1", Now: now})
+	res, err = s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: newRun("r2", "u1", now), Limit: 1, IdempotencyKey: "k", CallerID: "u1", Now: now})
 	if err != nil || res.ReplayOf != "r1" || res.ReplayHash != "h-r1" {
 		t.Fatalf("replay: %+v %v", res, err)
 	}
 	// Another caller's identical key is independent.
-	res, _ = s.Admit(ctx, turns.Admission{Run: newRun("r3", "u2", now), Limit: 1, IdempotencyKey: "k", CallerID: "u2", Now: now})
+	res, _ = s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: newRun("r3", "u2", now), Limit: 1, IdempotencyKey: "k", CallerID: "u2", Now: now})
 	if !res.Admitted {
 		t.Fatalf("other caller: %+v", res)
 	}
 	// An expired key is forgotten.
 	later := now.Add(25 * time.Hour)
-	res, _ = s.Admit(ctx, turns.Admission{Run: newRun("r4", "u1", later), Limit: 1, IdempotencyKey: "k", CallerID: "u1", Now: later})
+	res, _ = s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: newRun("r4", "u1", later), Limit: 1, IdempotencyKey: "k", CallerID: "u1", Now: later})
 	if !res.Admitted {
 		t.Fatalf("expired key: %+v", res)
 	}
@@ -118,7 +118,7 @@ func TestClaimFinishRefundAndCharge(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	r := newRun("r1", "u1", now)
-	if res, _ := s.Admit(ctx, turns.Admission{Run: r, Limit: 5, Now: now}); !res.Admitted {
+	if res, _ := s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: r, Limit: 5, Now: now}); !res.Admitted {
 		t.Fatal("not admitted")
 	}
 	claimed, err := s.ClaimRun(ctx, "r1", now)
@@ -189,5 +189,68 @@ func TestInstallsAndPlans(t *testing.T) {
 	}
 	if _, err := s.SetMigration(ctx, "nope", m); !errors.Is(err, turns.ErrNotFound) {
 		t.Fatalf("migration of a missing install: %v", err)
+	}
+}
+
+// TestAdmitChecksThePlan: a turn is counted only under the plan its limit
+// came from; otherwise nothing is written and the caller is told.
+func TestAdmitChecksThePlan(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	n := 0
+	admit := func(user string, p plans.Plan) turns.AdmitResult {
+		t.Helper()
+		n++
+		res, err := s.Admit(ctx, turns.Admission{Plan: p, Run: newRun(fmt.Sprintf("p%d", n), user, now), Limit: 5, Now: now})
+		if err != nil {
+			t.Fatalf("admit %s as %s: %v", user, p, err)
+		}
+		return res
+	}
+	// No plan item: the user is free.
+	if res := admit("u1", plans.Free); !res.Admitted {
+		t.Fatalf("free user without a plan item: %+v", res)
+	}
+	if res := admit("u1", plans.Pro); !res.PlanChanged || res.Admitted {
+		t.Fatalf("pro assumed, no plan item: %+v", res)
+	}
+	if err := s.SetPlan(ctx, "u1", plans.Pro, now); err != nil {
+		t.Fatal(err)
+	}
+	if res := admit("u1", plans.Free); !res.PlanChanged {
+		t.Fatalf("free assumed, pro stored: %+v", res)
+	}
+	if res := admit("u1", plans.Pro); !res.Admitted {
+		t.Fatalf("pro assumed, pro stored: %+v", res)
+	}
+	if err := s.SetPlan(ctx, "u1", plans.Free, now); err != nil {
+		t.Fatal(err)
+	}
+	if res := admit("u1", plans.Pro); !res.PlanChanged {
+		t.Fatalf("pro assumed after a downgrade: %+v", res)
+	}
+	if res := admit("u1", plans.Free); !res.Admitted {
+		t.Fatalf("free assumed, free stored: %+v", res)
+	}
+	// The refused admissions wrote nothing: three turns counted, and the
+	// runs of the refused ones do not exist.
+	u, err := s.Usage(ctx, "u1", utcday.Of(now))
+	if err != nil || u.Turns != 3 {
+		t.Fatalf("usage %+v %v, want 3 turns", u, err)
+	}
+	for _, id := range []string{"p2", "p3", "p5"} {
+		if _, err := s.GetRun(ctx, id); !errors.Is(err, turns.ErrNotFound) {
+			t.Errorf("run %s of a refused admission: %v", id, err)
+		}
+	}
+	// An unknown stored value reads as free (decodePlan), and admits so.
+	if err := s.SetPlan(ctx, "u2", plans.Plan("gold"), now); err != nil {
+		t.Fatal(err)
+	}
+	if res := admit("u2", plans.Free); !res.Admitted {
+		t.Fatalf("free assumed, unknown plan stored: %+v", res)
+	}
+	if _, err := s.Admit(ctx, turns.Admission{Run: newRun("p9", "u1", now), Limit: 5, Now: now}); err == nil {
+		t.Error("an admission without a plan was accepted")
 	}
 }

@@ -177,6 +177,7 @@ func (s *Service) SetPlan(ctx context.Context, c Caller, userID, plan string) (p
 	if err := s.store.SetPlan(ctx, userID, p, s.now()); err != nil {
 		return "", wrapUnavailable("write plan", err)
 	}
+	s.plans.put(userID, p)
 	return p, nil
 }
 

@@ -58,6 +58,7 @@ type Service struct {
 	store    Store
 	dispatch Dispatcher
 	installs *InstallCache
+	plans    planGuesses
 	now      func() time.Time
 	newID    func() string
 	log      *slog.Logger
@@ -162,12 +163,12 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 		Status: runs.StatusQueued, CreatedAt: now, Steps: []runs.Step{},
 		IdempotencyKey: req.IdempotencyKey, RequestHash: req.hash(installID),
 	}
-	limit := s.cfg.Limits.For(plan)
-	res, err := s.store.Admit(ctx, Admission{Run: run, Limit: limit, IdempotencyKey: req.IdempotencyKey, CallerID: c.ID, Now: now})
+	res, plan, err := s.admit(ctx, Admission{Run: run, Plan: plan, IdempotencyKey: req.IdempotencyKey, CallerID: c.ID, Now: now})
 	if err != nil {
 		// The count could not be checked: refuse (fail closed, 503).
-		return nil, wrapUnavailable("admit turn", err)
+		return nil, err
 	}
+	limit := s.cfg.Limits.For(plan)
 	switch {
 	case res.ReplayOf != "":
 		if res.ReplayHash != run.RequestHash {
@@ -198,6 +199,37 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 	return &Submitted{Run: run}, nil
 }
 
+// maxPlanAttempts bounds admissions of one turn refused because the
+// user's plan changed under them; a plan flipping faster than that is
+// refused with 503 rather than admitted unchecked.
+const maxPlanAttempts = 3
+
+// admit admits a under the limit of a.Plan. When the user's plan is no
+// longer a.Plan (a guess from an earlier turn, or a change since the
+// read), it reads the plan and tries again. It returns the plan the
+// result was decided under.
+func (s *Service) admit(ctx context.Context, a Admission) (AdmitResult, plans.Plan, error) {
+	for attempt := 1; ; attempt++ {
+		a.Limit = s.cfg.Limits.For(a.Plan)
+		res, err := s.store.Admit(ctx, a)
+		if err != nil {
+			return AdmitResult{}, "", wrapUnavailable("admit turn", err)
+		}
+		if !res.PlanChanged {
+			return res, a.Plan, nil
+		}
+		if attempt == maxPlanAttempts {
+			return AdmitResult{}, "", fmt.Errorf("admit turn: the plan of %s kept changing: %w", a.Run.UserID, ErrUnavailable)
+		}
+		p, err := s.store.GetPlan(ctx, a.Run.UserID)
+		if err != nil {
+			return AdmitResult{}, "", wrapUnavailable("read plan", err)
+		}
+		s.plans.put(a.Run.UserID, p)
+		a.Plan = p
+	}
+}
+
 // failUnstarted finalises a run that never reached an engine, refunding it.
 func (s *Service) failUnstarted(ctx context.Context, run *runs.Run, kind runs.ErrorKind, msg string) {
 	ctx, cancel := finalContext(ctx)
@@ -209,32 +241,46 @@ func (s *Service) failUnstarted(ctx context.Context, run *runs.Run, kind runs.Er
 	}
 }
 
+// installAndPlan returns the install and its owner's plan: the plan read
+// with the install, or else remembered from an earlier turn (Admit checks
+// it), or else read.
 func (s *Service) installAndPlan(ctx context.Context, c Caller, installID string) (*install.Install, plans.Plan, error) {
+	var inst *install.Install
 	if !c.Service {
-		if inst, ok := s.installs.cached(installID); ok {
-			if inst.UserID != c.ID {
+		cached, ok := s.installs.cached(installID)
+		if !ok {
+			// The owner is the caller: read the install and the caller's plan together.
+			in, p, err := s.store.GetInstallAndPlan(ctx, installID, c.ID)
+			if err != nil {
+				return nil, "", wrapUnavailable("read install", err)
+			}
+			s.installs.put(in)
+			if in.UserID != c.ID {
 				return nil, "", ErrForbidden
 			}
-			p, err := s.store.GetPlan(ctx, c.ID)
-			return inst, p, wrapUnavailable("read plan", err)
+			s.plans.put(c.ID, p)
+			return in, p, nil
 		}
-		// The owner is the caller: read the install and the caller's plan together.
-		inst, p, err := s.store.GetInstallAndPlan(ctx, installID, c.ID)
+		if cached.UserID != c.ID {
+			return nil, "", ErrForbidden
+		}
+		inst = cached
+	} else {
+		in, err := s.installs.get(ctx, installID)
 		if err != nil {
 			return nil, "", wrapUnavailable("read install", err)
 		}
-		s.installs.put(inst)
-		if inst.UserID != c.ID {
-			return nil, "", ErrForbidden
-		}
+		inst = in
+	}
+	if p, ok := s.plans.get(inst.UserID); ok {
 		return inst, p, nil
 	}
-	inst, err := s.installs.get(ctx, installID)
-	if err != nil {
-		return nil, "", wrapUnavailable("read install", err)
-	}
 	p, err := s.store.GetPlan(ctx, inst.UserID)
-	return inst, p, wrapUnavailable("read plan", err)
+	if err != nil {
+		return nil, "", wrapUnavailable("read plan", err)
+	}
+	s.plans.put(inst.UserID, p)
+	return inst, p, nil
 }
 
 // wrapUnavailable keeps outcome errors (not found) and marks the rest as

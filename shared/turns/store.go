@@ -42,7 +42,11 @@ type Store interface {
 
 // Admission is one turn to admit.
 type Admission struct {
-	Run   *runs.Run
+	Run *runs.Run
+	// Plan is the plan Limit was taken from. Admit counts the turn only if
+	// it is still the user's plan (a missing plan is free), so a plan
+	// remembered from an earlier turn can never admit under a stale limit.
+	Plan  plans.Plan
 	Limit int64
 	// IdempotencyKey scopes a client's key to the caller; empty = none.
 	IdempotencyKey string
@@ -59,6 +63,9 @@ type AdmitResult struct {
 	ReplayOf    string
 	ReplayHash  string
 	CeilingUsed int64 // when refused at the ceiling
+	// PlanChanged: nothing was written because the user's plan is no
+	// longer Admission.Plan; read it and admit again.
+	PlanChanged bool
 }
 
 // Usage is a user's consumption on one UTC day.

@@ -77,6 +77,8 @@ type envOpts struct {
 	dispatcher func(w *turns.Worker) turns.Dispatcher
 	storeWrap  func(turns.Store) turns.Store
 	limits     string
+	// installCacheTTL turns the container's install cache on (off: 0).
+	installCacheTTL time.Duration
 }
 
 type env struct {
@@ -148,7 +150,10 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := turns.NewService(turns.Config{Limits: limits, DefaultEngine: install.Native, FallbackConfigured: o.doURL != "", Metrics: metrics.New(emf, clk.Now)}, ts, d, clk.Now, log)
+	svc := turns.NewService(turns.Config{
+		Limits: limits, DefaultEngine: install.Native, FallbackConfigured: o.doURL != "",
+		InstallCacheTTL: o.installCacheTTL, Metrics: metrics.New(emf, clk.Now),
+	}, ts, d, clk.Now, log)
 	return &env{h: handler.New(svc, worker, log), st: st, clock: clk, native: native, logs: logs, emf: emf, dbURL: db.URL}
 }
 
