@@ -56,3 +56,12 @@ func TestFloorVerdict(t *testing.T) {
 		t.Errorf("floor below the budget: %q", got)
 	}
 }
+
+func TestPairRatios(t *testing.T) {
+	ours := []sideRun{{cpuMs: 2}, {cpuMs: 4}, {cpuMs: 1}}
+	peer := []sideRun{{cpuMs: 6}, {cpuMs: 8}}
+	got := pairRatios(ours, peer)
+	if len(got) != 2 || got[0] != 3 || got[1] != 2 {
+		t.Errorf("pairRatios = %v, want [3 2]", got)
+	}
+}

@@ -127,7 +127,8 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("go benchmarks: %w", err)
 		}
 	}
-	t := report{o: o, machine: machineInfo(o.node), ours: summarize(ours), floor: summarize(floors), peer: summarize(peer), cold: cold, goBench: gob, peerInfo: peer[0].info}
+	t := report{o: o, machine: machineInfo(o.node), ours: summarize(ours), floor: summarize(floors), peer: summarize(peer), cold: cold, goBench: gob, peerInfo: peer[0].info,
+		pairRatios: pairRatios(ours, peer)}
 	text, md := t.text(), t.markdown()
 	fmt.Println()
 	fmt.Print(text)
@@ -138,6 +139,17 @@ func run(ctx context.Context, o options) error {
 		fmt.Printf("\n(Markdown written to %s)\n", o.markdown)
 	}
 	return nil
+}
+
+// pairRatios is the peer's CPU per turn over ours for each run: the two
+// sides of a run are measured one after the other, so a ratio within a
+// run is less moved by the machine's load drifting across runs.
+func pairRatios(ours, peer []sideRun) []float64 {
+	r := make([]float64, 0, len(ours))
+	for i := range min(len(ours), len(peer)) {
+		r = append(r, peer[i].cpuMs/ours[i].cpuMs)
+	}
+	return r
 }
 
 func logf(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
