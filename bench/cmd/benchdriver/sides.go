@@ -117,38 +117,60 @@ func (p *turnProc) measure(ctx context.Context, o options, model *script.Server,
 	}, nil
 }
 
-// runOurs starts a turn process against a fresh embedded DynamoDB served
-// by this process, and drives turns through its API.
-func runOurs(ctx context.Context, o options, run int, model *script.Server, llmURL string) (sideRun, error) {
+// side is a turn process with a fresh embedded DynamoDB served by this
+// process, and a client of its API.
+type side struct {
+	db     *embedded.Server
+	p      *turnProc
+	client *turnstack.Client
+}
+
+// startSide starts the DynamoDB and the turn process with args (besides
+// -llm and -dynamo); close stops both.
+func startSide(ctx context.Context, o options, llmURL string, args ...string) (*side, error) {
 	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
 	if err != nil {
-		return sideRun{}, err
+		return nil, err
 	}
-	defer db.Close()
-	forget := turnstack.Forgetter{DB: db.Client(), Tables: turnstack.Tables}
+	p, err := startTurnproc(ctx, o, append([]string{"-llm", llmURL, "-dynamo", db.URL}, args...))
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	client, err := turnstack.NewClient(p.ready.API)
+	if err != nil {
+		p.stop()
+		_ = db.Close()
+		return nil, err
+	}
+	return &side{db: db, p: p, client: client}, nil
+}
 
-	args := []string{"-llm", llmURL, "-dynamo", db.URL}
+func (s *side) close() {
+	s.client.HTTP.CloseIdleConnections()
+	s.p.stop()
+	_ = s.db.Close()
+}
+
+// runOurs starts a turn process and drives turns through its API.
+func runOurs(ctx context.Context, o options, run int, model *script.Server, llmURL string) (sideRun, error) {
+	var args []string
 	if o.profileDir != "" {
 		args = append(args, "-cpuprofile", filepath.Join(o.profileDir, fmt.Sprintf("turnproc-%d.cpu", run)),
 			"-memprofile", filepath.Join(o.profileDir, fmt.Sprintf("turnproc-%d.mem", run)))
 	}
-	p, err := startTurnproc(ctx, o, args)
+	s, err := startSide(ctx, o, llmURL, args...)
 	if err != nil {
 		return sideRun{}, err
 	}
-	defer p.stop()
-
-	client, err := turnstack.NewClient(p.ready.API)
-	if err != nil {
-		return sideRun{}, err
+	defer s.close()
+	forget := turnstack.Forgetter{DB: s.db.Client(), Tables: turnstack.Tables}
+	if err := s.client.CreateInstall(ctx); err != nil {
+		return s.p.fail(err)
 	}
-	defer client.HTTP.CloseIdleConnections()
-	if err := client.CreateInstall(ctx); err != nil {
-		return p.fail(err)
-	}
-	return p.measure(ctx, o, model, func() (time.Duration, error) {
+	return s.p.measure(ctx, o, model, func() (time.Duration, error) {
 		start := time.Now()
-		done, err := client.Turn(ctx)
+		done, err := s.client.Turn(ctx)
 		wall := time.Since(start)
 		if err != nil {
 			return 0, err
@@ -161,24 +183,14 @@ func runOurs(ctx context.Context, o options, run int, model *script.Server, llmU
 // making the script's model calls and ddbCalls DynamoDB calls per
 // request, and drives it like runOurs.
 func runFloor(ctx context.Context, o options, model *script.Server, llmURL string, ddbCalls int) (sideRun, error) {
-	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
+	s, err := startSide(ctx, o, llmURL, "-floor", strconv.Itoa(ddbCalls))
 	if err != nil {
 		return sideRun{}, err
 	}
-	defer db.Close()
-	p, err := startTurnproc(ctx, o, []string{"-llm", llmURL, "-dynamo", db.URL, "-floor", strconv.Itoa(ddbCalls)})
-	if err != nil {
-		return sideRun{}, err
-	}
-	defer p.stop()
-	client, err := turnstack.NewClient(p.ready.API)
-	if err != nil {
-		return sideRun{}, err
-	}
-	defer client.HTTP.CloseIdleConnections()
-	r, err := p.measure(ctx, o, model, func() (time.Duration, error) {
+	defer s.close()
+	r, err := s.p.measure(ctx, o, model, func() (time.Duration, error) {
 		start := time.Now()
-		err := client.Floor(ctx)
+		err := s.client.Floor(ctx)
 		return time.Since(start), err
 	})
 	r.ddb = nil // the floor's calls bypass the SDK and its counter
