@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -113,14 +114,28 @@ func (d *Dynamo) GetPlan(ctx context.Context, userID string) (plans.Plan, error)
 	return decodePlan(out.Item), nil
 }
 
-// SetPlan writes a user's plan.
+// SetPlan writes a user's plan. Every admission's transaction checks the
+// plan item, and DynamoDB refuses a plain write to an item that a
+// transaction in flight holds (TransactionConflict, which the SDK does not
+// retry), so the write is retried with jitter, as a transaction would be.
 func (d *Dynamo) SetPlan(ctx context.Context, userID string, p plans.Plan, now time.Time) error {
 	item := stateKey(keys.Plan(userID))
 	item[attrPlan], item["userId"], item["updatedAt"] = str(string(p)), str(userID), encodeTime(now)
-	if _, err := d.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.tables.State), Item: item}); err != nil {
-		return fmt.Errorf("put plan of %s: %w", userID, err)
+	for attempt := 0; ; attempt++ {
+		_, err := d.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.tables.State), Item: item})
+		var busy *types.TransactionConflictException
+		switch {
+		case err == nil:
+			return nil
+		case !errors.As(err, &busy):
+			return fmt.Errorf("put plan of %s: %w", userID, err)
+		case attempt >= maxConflictRetries:
+			return fmt.Errorf("put plan of %s: transaction conflicts after %d attempts: %w", userID, attempt+1, turns.ErrUnavailable)
+		}
+		if err := d.backOff(ctx, attempt); err != nil {
+			return err
+		}
 	}
-	return nil
 }
 
 // PutInstall writes an install whole.

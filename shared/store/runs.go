@@ -152,12 +152,17 @@ func (d *Dynamo) transact(ctx context.Context, items []types.TransactWriteItem) 
 		if attempt >= maxConflictRetries {
 			return fmt.Errorf("transaction conflicts after %d attempts: %w", attempt+1, turns.ErrUnavailable)
 		}
-		// Full jitter: concurrent writers of one user spread out.
-		d.sleep(time.Duration(rand.Int64N(int64(5*time.Millisecond) << min(attempt, 6))))
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if err := d.backOff(ctx, attempt); err != nil {
+			return err
 		}
 	}
+}
+
+// backOff waits before retry attempt+1 of a write that met a concurrent
+// transaction. Full jitter: concurrent writers of one user spread out.
+func (d *Dynamo) backOff(ctx context.Context, attempt int) error {
+	d.sleep(time.Duration(rand.Int64N(int64(5*time.Millisecond) << min(attempt, 6))))
+	return ctx.Err()
 }
 
 func anyConditionFailed(reasons []types.CancellationReason) bool {
