@@ -121,21 +121,17 @@ func (d *Dynamo) GetPlan(ctx context.Context, userID string) (plans.Plan, error)
 func (d *Dynamo) SetPlan(ctx context.Context, userID string, p plans.Plan, now time.Time) error {
 	item := stateKey(keys.Plan(userID))
 	item[attrPlan], item["userId"], item["updatedAt"] = str(string(p)), str(userID), encodeTime(now)
-	for attempt := 0; ; attempt++ {
+	err := d.retryConflicts(ctx, func() error {
 		_, err := d.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.tables.State), Item: item})
+		return err
+	}, func(err error) bool {
 		var busy *types.TransactionConflictException
-		switch {
-		case err == nil:
-			return nil
-		case !errors.As(err, &busy):
-			return fmt.Errorf("put plan of %s: %w", userID, err)
-		case attempt >= maxConflictRetries:
-			return fmt.Errorf("put plan of %s: transaction conflicts after %d attempts: %w", userID, attempt+1, turns.ErrUnavailable)
-		}
-		if err := d.backOff(ctx, attempt); err != nil {
-			return err
-		}
+		return errors.As(err, &busy)
+	})
+	if err != nil {
+		return fmt.Errorf("put plan of %s: %w", userID, err)
 	}
+	return nil
 }
 
 // PutInstall writes an install whole.

@@ -140,29 +140,37 @@ func planCondition(p plans.Plan) (string, map[string]types.AttributeValue) {
 }
 
 // transact runs a transaction, retrying it while it is cancelled only by
-// concurrent transactions on the same items (DynamoDB does not retry
-// those itself). Other cancellations are returned as they are.
+// concurrent transactions on the same items. Other cancellations are
+// returned as they are.
 func (d *Dynamo) transact(ctx context.Context, items []types.TransactWriteItem) error {
-	for attempt := 0; ; attempt++ {
+	return d.retryConflicts(ctx, func() error {
 		_, err := d.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		return err
+	}, func(err error) bool {
 		var tce *types.TransactionCanceledException
-		if err == nil || !errors.As(err, &tce) || !conflict(tce.CancellationReasons) || anyConditionFailed(tce.CancellationReasons) {
+		return errors.As(err, &tce) && conflict(tce.CancellationReasons) && !anyConditionFailed(tce.CancellationReasons)
+	})
+}
+
+// retryConflicts runs write until it succeeds or fails for a reason busy
+// does not claim: a concurrent transaction on the same items, which
+// DynamoDB does not retry itself. Between tries it waits with full
+// jitter, so that concurrent writers of one user spread out; past
+// maxConflictRetries it gives up as unavailable.
+func (d *Dynamo) retryConflicts(ctx context.Context, write func() error, busy func(error) bool) error {
+	for attempt := 0; ; attempt++ {
+		err := write()
+		if err == nil || !busy(err) {
 			return err
 		}
 		if attempt >= maxConflictRetries {
 			return fmt.Errorf("transaction conflicts after %d attempts: %w", attempt+1, turns.ErrUnavailable)
 		}
-		if err := d.backOff(ctx, attempt); err != nil {
+		d.sleep(time.Duration(rand.Int64N(int64(5*time.Millisecond) << min(attempt, 6))))
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}
-}
-
-// backOff waits before retry attempt+1 of a write that met a concurrent
-// transaction. Full jitter: concurrent writers of one user spread out.
-func (d *Dynamo) backOff(ctx context.Context, attempt int) error {
-	d.sleep(time.Duration(rand.Int64N(int64(5*time.Millisecond) << min(attempt, 6))))
-	return ctx.Err()
 }
 
 func anyConditionFailed(reasons []types.CancellationReason) bool {
