@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -51,6 +52,16 @@ type Dynamo struct {
 // New returns a store over the given client and tables.
 func New(db dynamoAPI, t Tables) *Dynamo {
 	return &Dynamo{db: db, tables: t, IdempotencyTTL: 24 * time.Hour, sleep: time.Sleep}
+}
+
+// getItem reads one item with a strongly consistent read: admission,
+// claims and replays decide on what they read. A missing item is empty.
+func (d *Dynamo) getItem(ctx context.Context, table string, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	out, err := d.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, err
+	}
+	return out.Item, nil
 }
 
 func stateKey(k keys.Key) map[string]types.AttributeValue {

@@ -26,13 +26,11 @@ const (
 
 // GetInstall reads an install.
 func (d *Dynamo) GetInstall(ctx context.Context, installID string) (*install.Install, error) {
-	out, err := d.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(d.tables.State), Key: stateKey(keys.Install(installID)), ConsistentRead: aws.Bool(true),
-	})
+	item, err := d.getItem(ctx, d.tables.State, stateKey(keys.Install(installID)))
 	if err != nil {
 		return nil, fmt.Errorf("get install %s: %w", installID, err)
 	}
-	return decodeInstall(installID, out.Item)
+	return decodeInstall(installID, item)
 }
 
 func decodeInstall(installID string, item map[string]types.AttributeValue) (*install.Install, error) {
@@ -105,13 +103,11 @@ func (d *Dynamo) batchGetState(ctx context.Context, ks ...keys.Key) (map[keys.Ke
 
 // GetPlan reads a user's plan; a user without one is free.
 func (d *Dynamo) GetPlan(ctx context.Context, userID string) (plans.Plan, error) {
-	out, err := d.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(d.tables.State), Key: stateKey(keys.Plan(userID)), ConsistentRead: aws.Bool(true),
-	})
+	item, err := d.getItem(ctx, d.tables.State, stateKey(keys.Plan(userID)))
 	if err != nil {
 		return "", fmt.Errorf("get plan of %s: %w", userID, err)
 	}
-	return decodePlan(out.Item), nil
+	return decodePlan(item), nil
 }
 
 // SetPlan writes a user's plan. Every admission's transaction checks the

@@ -185,14 +185,11 @@ func anyConditionFailed(reasons []types.CancellationReason) bool {
 func (d *Dynamo) replay(ctx context.Context, a turns.Admission, old map[string]types.AttributeValue) (turns.AdmitResult, error) {
 	if strAttr(old, "runId") == "" {
 		// The server did not return the old item: read it.
-		out, err := d.db.GetItem(ctx, &dynamodb.GetItemInput{
-			TableName: aws.String(d.tables.State), ConsistentRead: aws.Bool(true),
-			Key: stateKey(keys.Idempotency(a.CallerID, a.Run.InstallID, a.IdempotencyKey)),
-		})
+		item, err := d.getItem(ctx, d.tables.State, stateKey(keys.Idempotency(a.CallerID, a.Run.InstallID, a.IdempotencyKey)))
 		if err != nil {
 			return turns.AdmitResult{}, fmt.Errorf("read idempotency record: %w", err)
 		}
-		old = out.Item
+		old = item
 	}
 	if strAttr(old, "runId") == "" {
 		return turns.AdmitResult{}, fmt.Errorf("idempotency record vanished: %w", turns.ErrUnavailable)
@@ -227,13 +224,11 @@ func reasonCodes(reasons []types.CancellationReason) string {
 
 // GetRun reads a run.
 func (d *Dynamo) GetRun(ctx context.Context, runID string) (*runs.Run, error) {
-	out, err := d.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(d.tables.Runs), Key: runKey(runID), ConsistentRead: aws.Bool(true),
-	})
+	item, err := d.getItem(ctx, d.tables.Runs, runKey(runID))
 	if err != nil {
 		return nil, fmt.Errorf("get run %s: %w", runID, err)
 	}
-	return decodeRun(runID, out.Item)
+	return decodeRun(runID, item)
 }
 
 func decodeRun(runID string, item map[string]types.AttributeValue) (*runs.Run, error) {
@@ -264,16 +259,16 @@ func (d *Dynamo) ClaimRun(ctx context.Context, runID string, at time.Time) (*run
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if ccf, ok := isConditionFailed(err); ok {
+		// The current run, as the server returned it or else read.
+		var cur *runs.Run
+		var cerr error
 		if len(ccf.Item) == 0 {
-			cur, gerr := d.GetRun(ctx, runID)
-			if gerr != nil {
-				return nil, gerr
-			}
-			return cur, fmt.Errorf("claim %s (status %s): %w", runID, cur.Status, turns.ErrNotClaimable)
+			cur, cerr = d.GetRun(ctx, runID)
+		} else {
+			cur, cerr = decodeRun(runID, ccf.Item)
 		}
-		cur, derr := decodeRun(runID, ccf.Item)
-		if derr != nil {
-			return nil, derr
+		if cerr != nil {
+			return nil, cerr
 		}
 		return cur, fmt.Errorf("claim %s (status %s): %w", runID, cur.Status, turns.ErrNotClaimable)
 	}
