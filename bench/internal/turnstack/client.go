@@ -76,31 +76,41 @@ func (c *Client) NewIdempotencyKey() string {
 
 // Turn runs one turn through the API and checks it ran the script.
 func (c *Client) Turn(ctx context.Context) (Done, error) {
-	key := c.NewIdempotencyKey()
-	status, b, err := c.do(ctx, http.MethodPost, "/v1/installs/"+InstallID+"/turns", c.user,
-		map[string]string{"Prefer": "wait=25", "Idempotency-Key": key}, turnBody)
+	key, b, err := c.TurnRequest(ctx)
 	if err != nil {
 		return Done{}, err
-	}
-	if status != http.StatusOK {
-		return Done{}, fmt.Errorf("turn: %d %s", status, b)
 	}
 	runID, err := CheckRun(b)
 	return Done{RunID: runID, IdempotencyKey: key}, err
 }
 
+// TurnRequest makes one turn's request through the API and returns its
+// Idempotency-Key and the run's JSON, unchecked: a caller timing the turn
+// alone checks the run (CheckRun) after it.
+func (c *Client) TurnRequest(ctx context.Context) (key string, body []byte, err error) {
+	return c.turnRequest(ctx, "turn")
+}
+
 // Floor makes one request of the floor's API (bench/internal/floor),
 // shaped as a turn's, and checks that it made its calls.
 func (c *Client) Floor(ctx context.Context) error {
+	_, _, err := c.turnRequest(ctx, "floor")
+	return err
+}
+
+// turnRequest posts a turn's request with a new Idempotency-Key and
+// requires 200; label names the request in errors.
+func (c *Client) turnRequest(ctx context.Context, label string) (key string, body []byte, err error) {
+	key = c.NewIdempotencyKey()
 	status, b, err := c.do(ctx, http.MethodPost, "/v1/installs/"+InstallID+"/turns", c.user,
-		map[string]string{"Prefer": "wait=25", "Idempotency-Key": c.NewIdempotencyKey()}, turnBody)
+		map[string]string{"Prefer": "wait=25", "Idempotency-Key": key}, turnBody)
 	if err != nil {
-		return err
+		return key, nil, err
 	}
 	if status != http.StatusOK {
-		return fmt.Errorf("floor: %d %s", status, b)
+		return key, b, fmt.Errorf("%s: %d %s", label, status, b)
 	}
-	return nil
+	return key, b, nil
 }
 
 // CheckRun checks an AgentRun's JSON: succeeded, with the script's steps
