@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/runs"
@@ -29,7 +30,10 @@ func (tr *turn) beforeModel(ctx context.Context) (e *Error, refund bool) {
 }
 
 // callModel makes one model call under the turn's remaining wall time
-// and records it as a step, priced at the time the call was made.
+// and records it as a step, priced at the time the call was made. A
+// failed call that still returned a response (an abnormal 200 answer:
+// the client returns both) was billed, so it is recorded as well before
+// its error ends the turn.
 func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error, bool) {
 	index := len(tr.run.Steps)
 	started := tr.now()
@@ -48,10 +52,38 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error, bool) {
 	}
 	if err != nil {
 		e, refund := modelError(ctx, callCtx, err, index == 0, tr.budget)
-		tr.log.Warn("model call failed", "step", index, "elapsedMs", elapsed, "errorKind", e.Kind, "refund", refund)
+		attrs := []any{"step", index, "elapsedMs", elapsed, "errorKind", e.Kind, "refund", refund}
+		if resp != nil {
+			step, perr := tr.recordStep(index, started, elapsed, resp)
+			attrs = append(attrs, "finishReason", resp.FinishReason, "promptTokens", step.PromptTokens,
+				"completionTokens", step.CompletionTokens, "costMicros", int64(step.CostMicros))
+			if perr != nil {
+				// The call's own error ends the turn; its tokens are on
+				// the run, so it can be repriced.
+				tr.log.Error("pricing a failed model call", "step", index, "model", tr.l.ModelName, "error", perr)
+			}
+		}
+		tr.log.Warn("model call failed", attrs...)
 		return nil, e, refund
 	}
 
+	step, perr := tr.recordStep(index, started, elapsed, resp)
+	tr.log.Info("model call", "step", index, "elapsedMs", elapsed, "finishReason", resp.FinishReason,
+		"promptTokens", step.PromptTokens, "completionTokens", step.CompletionTokens,
+		"toolCalls", len(resp.Message.ToolCalls), "costMicros", int64(step.CostMicros))
+	if perr != nil {
+		// The tokens are on the run, so the call can be repriced; a turn
+		// is never recorded as free because its price was unknown.
+		return nil, configError("pricing call %d to %s: %v", index, tr.l.ModelName, perr), false
+	}
+	return resp, nil, false
+}
+
+// recordStep records a billed model call as step index of the run: its
+// tokens on the step and the run's totals, and its price at started on
+// both. The step is recorded even when it cannot be priced; the pricing
+// error is returned.
+func (tr *turn) recordStep(index int, started time.Time, elapsed int64, resp *llm.Response) (runs.Step, error) {
 	u := resp.Usage
 	step := runs.Step{
 		Index:              index,
@@ -73,13 +105,5 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error, bool) {
 	}
 	tr.run.Steps = append(tr.run.Steps, step)
 	tr.run.CostMicros = tr.run.Cost.Total()
-	tr.log.Info("model call", "step", index, "elapsedMs", elapsed, "finishReason", resp.FinishReason,
-		"promptTokens", u.PromptTokens, "completionTokens", u.CompletionTokens,
-		"toolCalls", len(resp.Message.ToolCalls), "costMicros", int64(step.CostMicros))
-	if perr != nil {
-		// The tokens are on the run, so the call can be repriced; a turn
-		// is never recorded as free because its price was unknown.
-		return nil, configError("pricing call %d to %s: %v", index, tr.l.ModelName, perr), false
-	}
-	return resp, nil, false
+	return step, perr
 }

@@ -1,0 +1,112 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/runs"
+)
+
+// billedFailure is an abnormal 200 answer as the client returns it: the
+// decoded response, with its usage, together with the error.
+func billedFailure(kind error, reason string, prompt, cached, completion int64) reply {
+	return reply{
+		resp: &llm.Response{
+			Message:      llm.Message{Role: llm.RoleAssistant, Content: "partial"},
+			FinishReason: reason, Model: "test-model",
+			Usage: llm.Usage{PromptTokens: prompt, CachedPromptTokens: cached, CompletionTokens: completion},
+		},
+		err: &llm.CallError{Kind: kind, Status: 200, Message: "abnormal finish_reason " + reason, Billed: true},
+	}
+}
+
+// A call the client failed but returned a response for was billed: its
+// tokens and price are on the run, as a step, however the turn ends.
+func TestFailedCallWithResponseIsCharged(t *testing.T) {
+	cases := []struct {
+		name   string
+		script []reply
+		kind   runs.ErrorKind
+	}{
+		{
+			name:   "capacity on the first call",
+			script: []reply{billedFailure(llm.ErrCall, "insufficient_system_resource", 1000, 200, 40)},
+			kind:   runs.ErrLLM,
+		},
+		{
+			name:   "content filter on the first call",
+			script: []reply{billedFailure(llm.ErrGuardrail, "content_filter", 1000, 200, 40)},
+			kind:   runs.ErrGuardrailBlocked,
+		},
+		{
+			name: "unknown finish after a tool call",
+			script: []reply{
+				calls(call("c1", "echo", `{}`)).usage(100, 20, 10),
+				billedFailure(llm.ErrCall, "eos", 1000, 200, 40),
+			},
+			kind: runs.ErrLLM,
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, c.script...)
+			h.withTools(&fakeTool{name: "echo"})
+			out := h.run(context.Background())
+			r := h.r()
+			wantEnd(t, r, runs.StatusFailed, c.kind)
+			if kindOf(t, out) != c.kind || out.Refund {
+				t.Fatalf("outcome kind %q refund %v", kindOf(t, out), out.Refund)
+			}
+			if len(r.Steps) != len(c.script) {
+				t.Fatalf("%d steps recorded for %d billed calls", len(r.Steps), len(c.script))
+			}
+			// The failed call: 800 uncached at 3, 200 cached at 1, 40 out at 5.
+			failed := money.Micros(800*3 + 200 + 40*5)
+			last := r.Steps[len(r.Steps)-1]
+			want := runs.Step{
+				Index: len(r.Steps) - 1, Model: "test-model", CallID: last.CallID,
+				PromptTokens: 1000, CachedPromptTokens: 200, CompletionTokens: 40,
+				FinishReason: c.script[len(c.script)-1].resp.FinishReason, CostMicros: failed,
+			}
+			if last.CallID == "" || !reflect.DeepEqual(last, want) {
+				t.Fatalf("failed call's step = %+v\nwant %+v", last, want)
+			}
+			var cost money.Micros
+			var tokens runs.Tokens
+			for _, s := range r.Steps {
+				cost += s.CostMicros
+				tokens.Add(s.PromptTokens, s.CachedPromptTokens, s.CompletionTokens)
+			}
+			if r.Tokens != tokens || r.Cost.ModelMicros != cost || r.CostMicros != cost {
+				t.Fatalf("run tokens %+v cost %+v (%d), want %+v and %d", r.Tokens, r.Cost, r.CostMicros, tokens, cost)
+			}
+			if r.Tokens.Total < 1040 || cost < failed {
+				t.Fatalf("the failed call is not on the run: tokens %+v cost %d", r.Tokens, cost)
+			}
+		})
+	}
+}
+
+// A failed call that cannot be priced still ends the turn with its own
+// error; its tokens stay on the run, so it can be repriced.
+func TestFailedCallWithResponseUnpriced(t *testing.T) {
+	h := newHarness(t, billedFailure(llm.ErrCall, "length", 1000, 200, 40))
+	h.pricer.modelErr = errors.New("no price for model")
+	out := h.run(context.Background())
+	r := h.r()
+	wantEnd(t, r, runs.StatusFailed, runs.ErrLLM)
+	if kindOf(t, out) != runs.ErrLLM || out.Refund {
+		t.Fatalf("outcome %+v", out)
+	}
+	if len(r.Steps) != 1 || r.Tokens.Total != 1040 || r.CostMicros != 0 {
+		t.Fatalf("steps %+v tokens %+v cost %d", r.Steps, r.Tokens, r.CostMicros)
+	}
+	if !strings.Contains(h.logs.String(), "no price for model") {
+		t.Fatal("the pricing failure was not logged")
+	}
+}
