@@ -2,22 +2,20 @@ package turns
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/commonly/runtime/shared/install"
 )
 
 // InstallCache keeps installs on a warm container for a short, stated time
-// (Config.InstallCacheTTL): an install changes rarely and is read on every
+// (INSTALL_CACHE_TTL): an install changes rarely and is read on every
 // turn. Changes made through this container evict the entry at once; a
 // change made through another container shows within the TTL.
 type InstallCache struct {
-	mu    sync.Mutex
 	store Store
 	ttl   time.Duration
 	now   func() time.Time
-	items map[string]cachedInstall
+	items boundedMap[cachedInstall]
 }
 
 type cachedInstall struct {
@@ -25,22 +23,21 @@ type cachedInstall struct {
 	expires time.Time
 }
 
-// NewInstallCache returns a cache over the store. One cache serves the
-// service and the worker of a container, so a turn reads its install once.
+// NewInstallCache returns a cache over the store; a ttl of zero disables
+// it. One cache serves the service and the worker of a container, so a
+// turn reads its install once.
 func NewInstallCache(s Store, ttl time.Duration, now func() time.Time) *InstallCache {
 	if now == nil {
 		now = time.Now
 	}
-	return &InstallCache{store: s, ttl: ttl, now: now, items: map[string]cachedInstall{}}
+	return &InstallCache{store: s, ttl: ttl, now: now}
 }
 
 func (c *InstallCache) cached(id string) (*install.Install, bool) {
 	if c.ttl <= 0 {
 		return nil, false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	it, ok := c.items[id]
+	it, ok := c.items.get(id)
 	if !ok || !c.now().Before(it.expires) {
 		return nil, false
 	}
@@ -52,19 +49,10 @@ func (c *InstallCache) put(in *install.Install) {
 	if c.ttl <= 0 || in == nil {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.items) > 10000 { // bound memory on a long-lived container
-		clear(c.items)
-	}
-	c.items[in.InstallID] = cachedInstall{in: *in, expires: c.now().Add(c.ttl)}
+	c.items.put(in.InstallID, cachedInstall{in: *in, expires: c.now().Add(c.ttl)})
 }
 
-func (c *InstallCache) evict(id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.items, id)
-}
+func (c *InstallCache) evict(id string) { c.items.delete(id) }
 
 func (c *InstallCache) get(ctx context.Context, id string) (*install.Install, error) {
 	if in, ok := c.cached(id); ok {

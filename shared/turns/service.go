@@ -42,13 +42,10 @@ type Config struct {
 	// reached (DO_RUNTIME_URL set): turns routed there are refused up front
 	// otherwise, before they are counted.
 	FallbackConfigured bool
-	// InstallCacheTTL bounds how stale an install may be on a warm
-	// container. Zero disables the cache.
-	InstallCacheTTL time.Duration
 	// Metrics receives admission events; nil discards.
 	Metrics *metrics.Emitter
 	// Installs is the container's install cache, shared with the worker;
-	// nil makes one with InstallCacheTTL.
+	// nil reads the install on every turn.
 	Installs *InstallCache
 }
 
@@ -58,10 +55,15 @@ type Service struct {
 	store    Store
 	dispatch Dispatcher
 	installs *InstallCache
-	plans    planGuesses
-	now      func() time.Time
-	newID    func() string
-	log      *slog.Logger
+	// plans remembers the plan last seen for each user, so that a warm
+	// turn need not read it. A guess is never trusted: Admit checks in its
+	// transaction that the plan is still the one the limit was taken
+	// from, and a stale guess costs a read and a second admission, never a
+	// turn admitted under another plan's ceiling.
+	plans boundedMap[plans.Plan]
+	now   func() time.Time
+	newID func() string
+	log   *slog.Logger
 }
 
 // NewService wires the service. now and log may be nil.
@@ -73,7 +75,7 @@ func NewService(cfg Config, store Store, d Dispatcher, now func() time.Time, log
 		log = slog.Default()
 	}
 	if cfg.Installs == nil {
-		cfg.Installs = NewInstallCache(store, cfg.InstallCacheTTL, now)
+		cfg.Installs = NewInstallCache(store, 0, now)
 	}
 	return &Service{cfg: cfg, store: store, dispatch: d, now: now, log: log, newID: NewRunID, installs: cfg.Installs}
 }
@@ -221,13 +223,20 @@ func (s *Service) admit(ctx context.Context, a Admission) (AdmitResult, plans.Pl
 		if attempt == maxPlanAttempts {
 			return AdmitResult{}, "", fmt.Errorf("admit turn: the plan of %s kept changing: %w", a.Run.UserID, ErrUnavailable)
 		}
-		p, err := s.store.GetPlan(ctx, a.Run.UserID)
-		if err != nil {
-			return AdmitResult{}, "", wrapUnavailable("read plan", err)
+		if a.Plan, err = s.readPlan(ctx, a.Run.UserID); err != nil {
+			return AdmitResult{}, "", err
 		}
-		s.plans.put(a.Run.UserID, p)
-		a.Plan = p
 	}
+}
+
+// readPlan reads a user's plan and remembers it.
+func (s *Service) readPlan(ctx context.Context, userID string) (plans.Plan, error) {
+	p, err := s.store.GetPlan(ctx, userID)
+	if err != nil {
+		return "", wrapUnavailable("read plan", err)
+	}
+	s.plans.put(userID, p)
+	return p, nil
 }
 
 // failUnstarted finalises a run that never reached an engine, refunding it.
@@ -245,42 +254,33 @@ func (s *Service) failUnstarted(ctx context.Context, run *runs.Run, kind runs.Er
 // with the install, or else remembered from an earlier turn (Admit checks
 // it), or else read.
 func (s *Service) installAndPlan(ctx context.Context, c Caller, installID string) (*install.Install, plans.Plan, error) {
-	var inst *install.Install
-	if !c.Service {
-		cached, ok := s.installs.cached(installID)
-		if !ok {
-			// The owner is the caller: read the install and the caller's plan together.
-			in, p, err := s.store.GetInstallAndPlan(ctx, installID, c.ID)
-			if err != nil {
-				return nil, "", wrapUnavailable("read install", err)
-			}
-			s.installs.put(in)
-			if in.UserID != c.ID {
-				return nil, "", ErrForbidden
-			}
-			s.plans.put(c.ID, p)
-			return in, p, nil
+	inst, cached := s.installs.cached(installID)
+	var batched plans.Plan
+	if !cached {
+		var err error
+		if c.Service {
+			inst, err = s.store.GetInstall(ctx, installID)
+		} else {
+			// The owner should be the caller: read the caller's plan with it.
+			inst, batched, err = s.store.GetInstallAndPlan(ctx, installID, c.ID)
 		}
-		if cached.UserID != c.ID {
-			return nil, "", ErrForbidden
-		}
-		inst = cached
-	} else {
-		in, err := s.installs.get(ctx, installID)
 		if err != nil {
 			return nil, "", wrapUnavailable("read install", err)
 		}
-		inst = in
+		s.installs.put(inst)
+	}
+	if !c.canActFor(inst.UserID) {
+		return nil, "", ErrForbidden
+	}
+	if batched != "" {
+		s.plans.put(inst.UserID, batched)
+		return inst, batched, nil
 	}
 	if p, ok := s.plans.get(inst.UserID); ok {
 		return inst, p, nil
 	}
-	p, err := s.store.GetPlan(ctx, inst.UserID)
-	if err != nil {
-		return nil, "", wrapUnavailable("read plan", err)
-	}
-	s.plans.put(inst.UserID, p)
-	return inst, p, nil
+	p, err := s.readPlan(ctx, inst.UserID)
+	return inst, p, err
 }
 
 // wrapUnavailable keeps outcome errors (not found) and marks the rest as

@@ -35,7 +35,6 @@ type Outcome struct {
 
 // WorkerConfig configures the worker.
 type WorkerConfig struct {
-	InstallCacheTTL time.Duration
 	// StaleAfter is how long a run may stay running before a later
 	// dispatch of it (Lambda's retry of a crashed invocation) closes it as
 	// interrupted. It must exceed the longest turn (170 s of loop and a
@@ -46,7 +45,7 @@ type WorkerConfig struct {
 	// Metrics receives one EMF event per finished turn; nil discards.
 	Metrics *metrics.Emitter
 	// Installs is the container's install cache, shared with the service;
-	// nil makes one with InstallCacheTTL.
+	// nil reads the install on every turn.
 	Installs *InstallCache
 }
 
@@ -77,7 +76,7 @@ func NewWorker(cfg WorkerConfig, store Store, engines map[install.Engine]Engine,
 		cfg.StaleAfter = DefaultStaleAfter
 	}
 	if cfg.Installs == nil {
-		cfg.Installs = NewInstallCache(store, cfg.InstallCacheTTL, now)
+		cfg.Installs = NewInstallCache(store, 0, now)
 	}
 	return &Worker{cfg: cfg, store: store, engines: engines, installs: cfg.Installs, now: now, log: log}
 }

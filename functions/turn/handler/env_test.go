@@ -137,7 +137,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 		engines[install.DurableObject] = do
 	}
 	emf := &syncBuffer{}
-	worker := turns.NewWorker(turns.WorkerConfig{Metrics: metrics.New(emf, clk.Now)}, ts, engines, clk.Now, log)
+	// One install cache for the service and the worker, as app.Build wires them.
+	installs := turns.NewInstallCache(ts, o.installCacheTTL, clk.Now)
+	worker := turns.NewWorker(turns.WorkerConfig{Installs: installs, Metrics: metrics.New(emf, clk.Now)}, ts, engines, clk.Now, log)
 	var d turns.Dispatcher = turns.InlineDispatcher{Worker: worker}
 	if o.dispatcher != nil {
 		d = o.dispatcher(worker)
@@ -152,7 +154,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	svc := turns.NewService(turns.Config{
 		Limits: limits, DefaultEngine: install.Native, FallbackConfigured: o.doURL != "",
-		InstallCacheTTL: o.installCacheTTL, Metrics: metrics.New(emf, clk.Now),
+		Installs: installs, Metrics: metrics.New(emf, clk.Now),
 	}, ts, d, clk.Now, log)
 	return &env{h: handler.New(svc, worker, log), st: st, clock: clk, native: native, logs: logs, emf: emf, dbURL: db.URL}
 }
