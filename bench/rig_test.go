@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"syscall"
 	"testing"
 	"time"
 
@@ -62,13 +61,4 @@ func newRig(tb testing.TB, level slog.Level, env map[string]string) *rig {
 		tb.Fatal(err)
 	}
 	return r
-}
-
-// processCPU is this process's user+system CPU time.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

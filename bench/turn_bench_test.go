@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/commonly/runtime/bench/internal/procstat"
 	"github.com/commonly/runtime/bench/internal/turnstack"
 )
 
@@ -67,9 +68,10 @@ func benchHandler(b *testing.B) {
 func measure(b *testing.B, r *rig, turn func() (turnstack.Done, error)) {
 	ctx := context.Background()
 	one := func() time.Duration {
-		cpu0 := processCPU()
+		cpu0, _ := procstat.CPU()
 		done, err := turn()
-		cpu := processCPU() - cpu0
+		cpu1, _ := procstat.CPU()
+		cpu := cpu1 - cpu0
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -25,14 +25,20 @@ type Usage struct {
 
 // Self reads this process's usage.
 func Self() Usage {
-	var ru syscall.Rusage
 	u := Usage{}
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		u.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		u.Sys = time.Duration(ru.Stime.Nano())
-	}
+	u.CPU, u.Sys = CPU()
 	u.PeakRSSKB, u.RSSKB = status("/proc/self/status")
 	return u
+}
+
+// CPU is this process's CPU time, user + system of all threads, and its
+// system part (getrusage); zero if getrusage fails. It reads no file.
+func CPU() (total, sys time.Duration) {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0, 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
 // status reads VmHWM and VmRSS (KiB) from a /proc/<pid>/status file.
