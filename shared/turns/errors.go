@@ -43,6 +43,8 @@ type CeilingError struct {
 	Limit    int64
 	Used     int64
 	ResetsAt time.Time
+	// RetryAfter is how long until ResetsAt, by the service's clock.
+	RetryAfter time.Duration
 }
 
 func (e *CeilingError) Error() string {

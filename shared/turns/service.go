@@ -183,7 +183,8 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 		return &Submitted{Run: prev, Replayed: true}, nil
 	case !res.Admitted:
 		s.cfg.Metrics.Emit(map[string]string{"Plan": string(plan)}, metrics.Metric{Name: "TurnsRefusedAtCeiling", Unit: metrics.Count, Value: 1})
-		return nil, &CeilingError{Limit: limit, Used: res.CeilingUsed, ResetsAt: utcday.ResetsAt(now)}
+		resets := utcday.ResetsAt(now)
+		return nil, &CeilingError{Limit: limit, Used: res.CeilingUsed, ResetsAt: resets, RetryAfter: resets.Sub(now)}
 	}
 
 	s.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine}, metrics.Metric{Name: "TurnsAdmitted", Unit: metrics.Count, Value: 1})

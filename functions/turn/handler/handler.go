@@ -110,29 +110,15 @@ func (h *Handler) HandleHTTP(ctx context.Context, req events.APIGatewayV2HTTPReq
 	if caller.ID == "" {
 		return problemResponse(problemFor(turns.ErrUnauthenticated))
 	}
-	r := &request{ctx: ctx, req: &req, caller: caller, params: params, log: log}
-	var err error
-	switch routeKey {
-	case "PUT /v1/installs/{installId}":
-		resp, err = h.putInstall(r)
-	case "POST /v1/installs/{installId}/migration":
-		resp, err = h.migrate(r)
-	case "PUT /v1/users/{userId}/plan":
-		resp, err = h.setPlan(r)
-	case "POST /v1/installs/{installId}/turns":
-		resp, err = h.submitTurn(r)
-	case "GET /v1/runs/{runId}":
-		resp, err = h.getRun(r)
-	case "GET /v1/me/usage":
-		resp, err = h.usage(r)
-	default:
+	rt, ok := lookupRoute(routeKey)
+	if !ok {
 		return problemResponse(problem(http.StatusNotFound, "route_not_found", "No such route", "no route "+routeKey))
 	}
+	if rt.serviceOnly && !caller.Service {
+		return problemResponse(problemFor(turns.ErrForbidden))
+	}
+	resp, err := rt.serve(h, &request{ctx: ctx, req: &req, caller: caller, params: params, log: log})
 	if err != nil {
-		var be *bodyError
-		if errors.As(err, &be) {
-			return problemResponse(bodyProblem(be))
-		}
 		p := problemFor(err)
 		if p.Status >= 500 {
 			log.ErrorContext(ctx, "request failed", "err", err)
@@ -168,9 +154,6 @@ func (h *Handler) putInstall(r *request) (events.APIGatewayV2HTTPResponse, error
 		Model        *string   `json:"model"`
 		SystemPrompt *string   `json:"systemPrompt"`
 	}
-	if !r.caller.Service {
-		return events.APIGatewayV2HTTPResponse{}, turns.ErrForbidden
-	}
 	if err := decodeBody(r.req, &body); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
@@ -193,9 +176,6 @@ func (h *Handler) migrate(r *request) (events.APIGatewayV2HTTPResponse, error) {
 		To    string `json:"to"`
 		State string `json:"state"`
 	}
-	if !r.caller.Service {
-		return events.APIGatewayV2HTTPResponse{}, turns.ErrForbidden
-	}
 	if err := decodeBody(r.req, &body); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
@@ -209,9 +189,6 @@ func (h *Handler) migrate(r *request) (events.APIGatewayV2HTTPResponse, error) {
 func (h *Handler) setPlan(r *request) (events.APIGatewayV2HTTPResponse, error) {
 	var body struct {
 		Plan string `json:"plan"`
-	}
-	if !r.caller.Service {
-		return events.APIGatewayV2HTTPResponse{}, turns.ErrForbidden
 	}
 	if err := decodeBody(r.req, &body); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err

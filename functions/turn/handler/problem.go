@@ -28,6 +28,9 @@ type Problem struct {
 	Limit    *int64 `json:"limit,omitempty"`
 	Used     *int64 `json:"used,omitempty"`
 	ResetsAt string `json:"resetsAt,omitempty"`
+
+	// retryAfter is the Retry-After header's seconds, when there is one.
+	retryAfter int64
 }
 
 func problem(status int, slug, title, detail string) *Problem {
@@ -40,7 +43,10 @@ func problem(status int, slug, title, detail string) *Problem {
 func problemFor(err error) *Problem {
 	var inv *turns.InvalidError
 	var ceil *turns.CeilingError
+	var body *bodyError
 	switch {
+	case errors.As(err, &body):
+		return bodyProblem(body)
 	case errors.As(err, &inv):
 		p := problem(http.StatusBadRequest, "invalid_field", "A field of the request is invalid", inv.Field+" "+inv.Reason)
 		p.Field = inv.Field
@@ -57,12 +63,17 @@ func problemFor(err error) *Problem {
 		p := problem(http.StatusTooManyRequests, "turn_ceiling_reached", "Daily turn ceiling reached",
 			"the daily hosted-turn ceiling of the user's plan is reached; it resets at midnight UTC")
 		p.Limit, p.Used, p.ResetsAt = &ceil.Limit, &ceil.Used, ceil.ResetsAt.UTC().Format(time.RFC3339)
+		p.retryAfter = int64(ceil.RetryAfter.Seconds()) + 1
 		return p
 	case errors.Is(err, turns.ErrFallbackUnconfigured):
-		return problem(http.StatusServiceUnavailable, "fallback_unconfigured", "Fallback engine not configured",
+		p := problem(http.StatusServiceUnavailable, "fallback_unconfigured", "Fallback engine not configured",
 			"this install runs on the durable-object engine, which this deployment has no address for")
+		p.retryAfter = 5
+		return p
 	case errors.Is(err, turns.ErrUnavailable):
-		return problem(http.StatusServiceUnavailable, "unavailable", "Temporarily unavailable", "a dependency is unavailable; retry later")
+		p := problem(http.StatusServiceUnavailable, "unavailable", "Temporarily unavailable", "a dependency is unavailable; retry later")
+		p.retryAfter = 5
+		return p
 	}
 	return problem(http.StatusInternalServerError, "internal", "Internal error", "the request could not be completed")
 }
@@ -70,13 +81,8 @@ func problemFor(err error) *Problem {
 func problemResponse(p *Problem) events.APIGatewayV2HTTPResponse {
 	body, _ := json.Marshal(p)
 	h := map[string]string{"Content-Type": "application/problem+json"}
-	if p.Status == http.StatusTooManyRequests && p.ResetsAt != "" {
-		if t, err := time.Parse(time.RFC3339, p.ResetsAt); err == nil {
-			h["Retry-After"] = strconv.FormatInt(int64(time.Until(t).Seconds())+1, 10)
-		}
-	}
-	if p.Status == http.StatusServiceUnavailable {
-		h["Retry-After"] = "5"
+	if p.retryAfter > 0 {
+		h["Retry-After"] = strconv.FormatInt(p.retryAfter, 10)
 	}
 	return events.APIGatewayV2HTTPResponse{StatusCode: p.Status, Headers: h, Body: string(body)}
 }

@@ -1,17 +1,48 @@
 package handler
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// route is one route of the API and the handler method that serves it.
+type route struct {
+	key string
+	// serviceOnly routes answer 403 to any other caller, before the body
+	// is read, so that validation reveals nothing to them.
+	serviceOnly bool
+	serve       func(*Handler, *request) (events.APIGatewayV2HTTPResponse, error)
+}
+
+var routeTable = []route{
+	{"PUT /v1/installs/{installId}", true, (*Handler).putInstall},
+	{"POST /v1/installs/{installId}/migration", true, (*Handler).migrate},
+	{"PUT /v1/users/{userId}/plan", true, (*Handler).setPlan},
+	{"POST /v1/installs/{installId}/turns", false, (*Handler).submitTurn},
+	{"GET /v1/runs/{runId}", false, (*Handler).getRun},
+	{"GET /v1/me/usage", false, (*Handler).usage},
+}
 
 // Routes are the HTTP API's routes, in API Gateway's RouteKey form. The
 // CDK stack declares exactly these, and the local server matches requests
 // against them to build the same events API Gateway sends.
-var Routes = []string{
-	"PUT /v1/installs/{installId}",
-	"POST /v1/installs/{installId}/migration",
-	"PUT /v1/users/{userId}/plan",
-	"POST /v1/installs/{installId}/turns",
-	"GET /v1/runs/{runId}",
-	"GET /v1/me/usage",
+var Routes = func() []string {
+	keys := make([]string, len(routeTable))
+	for i, r := range routeTable {
+		keys[i] = r.key
+	}
+	return keys
+}()
+
+// lookupRoute returns the route of a RouteKey.
+func lookupRoute(key string) (route, bool) {
+	for _, r := range routeTable {
+		if r.key == key {
+			return r, true
+		}
+	}
+	return route{}, false
 }
 
 // MatchRoute finds the route of a method and path, as API Gateway does,
