@@ -4,9 +4,10 @@
 // DynamoDB through AWS_ENDPOINT_URL_DYNAMODB), with the benchmark's
 // no-op tool, a scripted model, and a DynamoDB call counter. The driver
 // runs it as a child process, so that its CPU and peak RSS are the turn
-// process's own.
+// process's own, and serves the DynamoDB (shared/store/embedded) it
+// reaches at -dynamo.
 //
-//	turnproc -llm URL [-dynamo URL] [-log warn|info] [-floor N]
+//	turnproc -llm URL -dynamo URL [-log warn|info] [-floor N]
 //
 // With -floor N it serves the benchmark's floor instead of the turn
 // function (bench/internal/floor): each API request makes the script's
@@ -15,11 +16,10 @@
 // Like the turn function it runs with GOMAXPROCS 1 unless the variable is
 // set (shared/gomaxprocs); GOMAXPROCS=2 measures Go's default here.
 //
-// Without -dynamo the embedded DynamoDB runs inside this process, as in
-// `make run`. It prints one JSON line, {"api":URL,"stats":URL}, when it
-// serves, and stops on SIGTERM. GET {stats}/stats reports its DynamoDB
-// calls, CPU time and peak RSS; it is served on a listener of its own,
-// outside the API.
+// It prints one JSON line, {"api":URL,"stats":URL}, when it serves, and
+// stops on SIGTERM. GET {stats}/stats reports its DynamoDB calls, CPU
+// time and peak RSS; it is served on a listener of its own, outside the
+// API.
 package main
 
 import (
@@ -47,7 +47,6 @@ import (
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/local/gateway"
 	"github.com/commonly/runtime/shared/gomaxprocs"
-	"github.com/commonly/runtime/shared/store/embedded"
 )
 
 func main() {
@@ -61,7 +60,7 @@ func run() error {
 	// As the turn function's main does (GOMAXPROCS in the environment wins).
 	gomaxprocs.Sequential(os.Getenv)
 	llmURL := flag.String("llm", "", "base URL of the scripted chat-completions server")
-	dynamoURL := flag.String("dynamo", "", "DynamoDB endpoint; empty runs the embedded one in this process")
+	dynamoURL := flag.String("dynamo", "", "DynamoDB endpoint (required)")
 	level := flag.String("log", "warn", "log level: warn (the local stack's) or info (Lambda's default)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile to this file at exit")
@@ -69,6 +68,9 @@ func run() error {
 	flag.Parse()
 	if *llmURL == "" {
 		return errors.New("-llm is required")
+	}
+	if *dynamoURL == "" {
+		return errors.New("-dynamo is required")
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
@@ -100,18 +102,9 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	endpoint := *dynamoURL
-	if endpoint == "" {
-		db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", cfg.Tables)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		endpoint = db.URL
-	}
 	// As the local stack: the standard endpoint variable and the default
 	// configuration chain.
-	for k, v := range map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": endpoint, "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"} {
+	for k, v := range map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": *dynamoURL, "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"} {
 		os.Setenv(k, v)
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx)
@@ -122,7 +115,7 @@ func run() error {
 	var handler http.Handler
 	if *floorCalls >= 0 {
 		f := &floor.Handler{
-			LLM: *llmURL, Dynamo: endpoint, Table: cfg.Tables.State, Model: turnstack.Model,
+			LLM: *llmURL, Dynamo: *dynamoURL, Table: cfg.Tables.State, Model: turnstack.Model,
 			ModelCalls: script.Steps, DynamoCalls: *floorCalls, HTTP: &http.Client{},
 		}
 		f.Init()

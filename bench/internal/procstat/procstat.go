@@ -19,15 +19,13 @@ type Usage struct {
 	Sys time.Duration `json:"sysNs"`
 	// PeakRSSKB is VmHWM, the peak resident set, in KiB.
 	PeakRSSKB int64 `json:"peakRssKB"`
-	// RSSKB is VmRSS, the resident set now, in KiB.
-	RSSKB int64 `json:"rssKB"`
 }
 
 // Self reads this process's usage.
 func Self() Usage {
 	u := Usage{}
 	u.CPU, u.Sys = CPU()
-	u.PeakRSSKB, u.RSSKB = status("/proc/self/status")
+	u.PeakRSSKB = peakRSS("/proc/self/status")
 	return u
 }
 
@@ -41,26 +39,20 @@ func CPU() (total, sys time.Duration) {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
-// status reads VmHWM and VmRSS (KiB) from a /proc/<pid>/status file.
-func status(path string) (hwm, rss int64) {
+// peakRSS reads VmHWM (KiB) from a /proc/<pid>/status file.
+func peakRSS(path string) int64 {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, 0
+		return 0
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		switch k {
-		case "VmHWM":
-			hwm = n
-		case "VmRSS":
-			rss = n
+		if ok && k == "VmHWM" {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
 		}
 	}
-	return hwm, rss
+	return 0
 }
