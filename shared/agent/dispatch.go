@@ -7,6 +7,7 @@ import (
 	"github.com/commonly/runtime/shared/textcap"
 
 	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/tools"
 )
@@ -124,24 +125,22 @@ func toolErrorText(name string, err error) string {
 // chargeTool prices a tool call's usage onto the run. Every part that can
 // be priced is charged even when another fails.
 func (tr *turn) chargeTool(u tools.Usage) *Error {
+	var add runs.Cost
 	var errs []error
-	if u.SearchQueries > 0 {
-		c, err := tr.l.Pricer.SearchCost(tr.l.SearchProvider, u.SearchQueries)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("search on %q: %w", tr.l.SearchProvider, err))
-		} else {
-			tr.run.Cost.SearchMicros += c
+	charge := func(what, provider string, n int64, price func(string, int64) (money.Micros, error), into *money.Micros) {
+		if n <= 0 {
+			return
 		}
-	}
-	if u.SandboxMillis > 0 {
-		c, err := tr.l.Pricer.SandboxCost(tr.l.SandboxProvider, u.SandboxMillis)
+		c, err := price(provider, n)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("sandbox on %q: %w", tr.l.SandboxProvider, err))
-		} else {
-			tr.run.Cost.SandboxMicros += c
+			errs = append(errs, fmt.Errorf("%s on %q: %w", what, provider, err))
+			return
 		}
+		*into = c
 	}
-	tr.run.CostMicros = tr.run.Cost.Total()
+	charge("search", tr.l.SearchProvider, u.SearchQueries, tr.l.Pricer.SearchCost, &add.SearchMicros)
+	charge("sandbox", tr.l.SandboxProvider, u.SandboxMillis, tr.l.Pricer.SandboxCost, &add.SandboxMicros)
+	tr.run.AddCost(add)
 	if len(errs) > 0 {
 		return configError("pricing a tool call: %v", errors.Join(errs...))
 	}

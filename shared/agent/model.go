@@ -101,9 +101,8 @@ func (tr *turn) recordStep(index int, started time.Time, elapsed int64, resp *ll
 	cost, perr := tr.l.Pricer.ModelCost(tr.l.ModelName, started, u)
 	if perr == nil {
 		step.CostMicros = cost
-		tr.run.Cost.ModelMicros += cost
 	}
 	tr.run.Steps = append(tr.run.Steps, step)
-	tr.run.CostMicros = tr.run.Cost.Total()
+	tr.run.AddCost(runs.Cost{ModelMicros: step.CostMicros})
 	return step, perr
 }

@@ -130,9 +130,8 @@ func (c *Client) Run(ctx context.Context, t turns.Turn) turns.Outcome {
 			CompletionTokens: usage.CompletionTokens, ElapsedMs: elapsed.Milliseconds(), CostMicros: cost,
 		})
 		r.Tokens.Add(usage.PromptTokens, usage.CachedPromptTokens, usage.CompletionTokens)
-		r.Cost.ModelMicros += cost
+		r.AddCost(runs.Cost{ModelMicros: cost})
 		r.Cost.PriceVersion = c.prices.Version()
-		r.CostMicros = r.Cost.Total()
 	}
 	r.End(runs.StatusSucceeded, "", "", c.now())
 	return turns.Outcome{}

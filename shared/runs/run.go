@@ -119,6 +119,16 @@ type Cost struct {
 // Total is the sum of the parts.
 func (c Cost) Total() money.Micros { return c.ModelMicros + c.SandboxMicros + c.SearchMicros }
 
+// AddCost adds c's parts to the run's cost and sets CostMicros to their
+// total: the one place CostMicros is computed. c.PriceVersion is not
+// used; the run's price version is set by whoever prices it.
+func (r *Run) AddCost(c Cost) {
+	r.Cost.ModelMicros += c.ModelMicros
+	r.Cost.SandboxMicros += c.SandboxMicros
+	r.Cost.SearchMicros += c.SearchMicros
+	r.CostMicros = r.Cost.Total()
+}
+
 // Step is one model call and the tool calls it asked for.
 type Step struct {
 	Index              int          `json:"index" dynamodbav:"index"`

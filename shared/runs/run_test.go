@@ -19,3 +19,19 @@ func TestEnd(t *testing.T) {
 		t.Fatalf("success keeps an error: %+v", r)
 	}
 }
+
+func TestAddCost(t *testing.T) {
+	r := &Run{Cost: Cost{ModelMicros: 5, PriceVersion: "v1"}, CostMicros: 5}
+	r.AddCost(Cost{ModelMicros: 10, SandboxMicros: 20, SearchMicros: 30, PriceVersion: "v2"})
+	r.AddCost(Cost{SandboxMicros: 1})
+	want := Cost{ModelMicros: 15, SandboxMicros: 21, SearchMicros: 30, PriceVersion: "v1"}
+	if r.Cost != want || r.CostMicros != 66 {
+		t.Fatalf("cost %+v, costMicros %d", r.Cost, r.CostMicros)
+	}
+	// Adding nothing brings CostMicros back to the sum of the parts.
+	r.CostMicros = 0
+	r.AddCost(Cost{})
+	if r.CostMicros != 66 {
+		t.Fatalf("costMicros %d after a zero add", r.CostMicros)
+	}
+}

@@ -190,8 +190,7 @@ func (e *nativeEngine) chargeIdleSandbox(ctx context.Context, run *runs.Run, idl
 		e.log.WarnContext(ctx, "idle sandbox time could not be priced", "runId", run.RunID, "err", err)
 		return
 	}
-	run.Cost.SandboxMicros += cost
-	run.CostMicros = run.Cost.Total()
+	run.AddCost(runs.Cost{SandboxMicros: cost})
 }
 
 // systemPrompt is the install's prompt, or a short default that tells the
