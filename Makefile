@@ -12,6 +12,8 @@ RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
 FUNCTIONS := turn reaper alarm
 # Lambda architecture of the bootstraps (x86_64 so they also run here under the RIE).
 LAMBDA_GOARCH ?= amd64
+# A Lambda bootstrap's build: static, stripped, for provided.al2023.
+LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 FUZZTIME ?= 10s
 
 .PHONY: run test deps tools build lint unit fuzz bench-smoke bench clean
@@ -47,8 +49,7 @@ $(GOBIN)/aws-lambda-rie:
 ## build: one stripped `bootstrap` per function for provided.al2023, in bin/<function>/
 build:
 	@for f in $(FUNCTIONS); do \
-	  CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
-	    -o bin/$$f/bootstrap ./functions/$$f; \
+	  $(LAMBDA_BUILD) -o bin/$$f/bootstrap ./functions/$$f; \
 	done
 	@ls -l bin/*/bootstrap | awk '{print $$5, $$9}'
 
@@ -96,8 +97,7 @@ bench: deps tools build
 	@cp bench/peer/peer.mjs $(BENCH_CACHE)/peer/
 	$(GO) build -o $(BENCH_OUT)/turnproc ./bench/cmd/turnproc
 	$(GO) build -o $(BENCH_OUT)/benchdriver ./bench/cmd/benchdriver
-	CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
-	  -o $(BENCH_OUT)/emptyfn/bootstrap ./bench/cmd/emptyfn
+	$(LAMBDA_BUILD) -o $(BENCH_OUT)/emptyfn/bootstrap ./bench/cmd/emptyfn
 	$(GO) test -run='^$$' -bench=BenchmarkTurn -benchmem -benchtime=$(BENCH_GOTIME) -count=$(BENCH_COUNT) ./bench/ > $(BENCH_OUT)/go.txt
 	$(BENCH_OUT)/benchdriver -runs $(BENCH_RUNS) -turns $(BENCH_TURNS) -warmup $(BENCH_WARMUP) -cold-starts $(BENCH_COLD) \
 	  -turnproc $(BENCH_OUT)/turnproc -peer-dir $(BENCH_CACHE)/peer -gobench $(BENCH_OUT)/go.txt \
