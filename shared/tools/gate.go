@@ -59,7 +59,7 @@ type ConnectionChecker interface {
 // list's, so that the same install offers the same prompt prefix every
 // turn and the provider's prompt cache hits.
 func Offer(ctx context.Context, cat Catalog, sel Selection, conns ConnectionChecker) (*Set, error) {
-	known, err := index(cat)
+	specs, err := index(cat)
 	if err != nil {
 		return nil, err
 	}
@@ -67,18 +67,18 @@ func Offer(ctx context.Context, cat Catalog, sel Selection, conns ConnectionChec
 	if sel.Tools != nil {
 		listed = make(map[string]bool, len(*sel.Tools))
 		for _, name := range *sel.Tools {
-			if !known[name] {
+			if !specs.known[name] {
 				return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 			}
 			listed[name] = true
 		}
 	}
-	wanted := func(t Tool) bool { return listed == nil || listed[t.Spec().Name] }
+	wanted := func(s llm.ToolSpec) bool { return listed == nil || listed[s.Name] }
 
 	set := &Set{byName: map[string]Tool{}}
-	for _, t := range cat.Builtins {
-		if wanted(t) {
-			set.add(t)
+	for i, t := range cat.Builtins {
+		if s := specs.builtins[i]; wanted(s) {
+			set.add(t, s)
 		}
 	}
 
@@ -89,10 +89,10 @@ func Offer(ctx context.Context, cat Catalog, sel Selection, conns ConnectionChec
 		if !ok {
 			return nil, fmt.Errorf("%w %q", ErrUnknownConnector, name)
 		}
-		var offer []Tool
-		for _, t := range ts {
-			if wanted(t) {
-				offer = append(offer, t)
+		var offer []int
+		for i := range ts {
+			if wanted(specs.connectors[name][i]) {
+				offer = append(offer, i)
 			}
 		}
 		if len(offer) == 0 {
@@ -108,63 +108,81 @@ func Offer(ctx context.Context, cat Catalog, sel Selection, conns ConnectionChec
 		if !active {
 			continue
 		}
-		for _, t := range offer {
-			set.add(t)
+		for _, i := range offer {
+			set.add(ts[i], specs.connectors[name][i])
 		}
 	}
 	return set, nil
 }
 
-// index is the set of the catalog's tool names. A name given twice is
-// refused: dispatch could not tell the two tools apart.
-func index(cat Catalog) (map[string]bool, error) {
-	known := map[string]bool{}
-	add := func(t Tool) error {
-		name := t.Spec().Name
-		if name == "" {
-			return fmt.Errorf("tools: a tool has no name")
+// catalogSpecs are the catalog's specs, each tool's read once: the
+// built-ins' in their order, each connector's in its tools' order, and the
+// set of their names.
+type catalogSpecs struct {
+	builtins   []llm.ToolSpec
+	connectors map[string][]llm.ToolSpec
+	known      map[string]bool
+}
+
+// index reads the catalog's specs. A name given twice is refused: dispatch
+// could not tell the two tools apart.
+func index(cat Catalog) (catalogSpecs, error) {
+	specs := catalogSpecs{connectors: make(map[string][]llm.ToolSpec, len(cat.Connectors)), known: map[string]bool{}}
+	add := func(t Tool) (llm.ToolSpec, error) {
+		s := t.Spec()
+		if s.Name == "" {
+			return s, fmt.Errorf("tools: a tool has no name")
 		}
-		if known[name] {
-			return fmt.Errorf("tools: tool %q is in the catalog twice", name)
+		if specs.known[s.Name] {
+			return s, fmt.Errorf("tools: tool %q is in the catalog twice", s.Name)
 		}
-		known[name] = true
-		return nil
+		specs.known[s.Name] = true
+		return s, nil
 	}
-	for _, t := range cat.Builtins {
-		if err := add(t); err != nil {
-			return nil, err
+	specs.builtins = make([]llm.ToolSpec, len(cat.Builtins))
+	for i, t := range cat.Builtins {
+		s, err := add(t)
+		if err != nil {
+			return catalogSpecs{}, err
 		}
+		specs.builtins[i] = s
 	}
-	for _, ts := range cat.Connectors {
-		for _, t := range ts {
-			if err := add(t); err != nil {
-				return nil, err
+	for name, ts := range cat.Connectors {
+		cs := make([]llm.ToolSpec, len(ts))
+		for i, t := range ts {
+			s, err := add(t)
+			if err != nil {
+				return catalogSpecs{}, err
 			}
+			cs[i] = s
 		}
+		specs.connectors[name] = cs
 	}
-	return known, nil
+	return specs, nil
 }
 
 // Set is the tools offered for one turn; the zero or nil Set offers none.
 type Set struct {
-	tools  []Tool
+	tools []Tool
+	// specs are the offered tools' specs, read once when they were added.
+	specs  []llm.ToolSpec
 	byName map[string]Tool
 }
 
-func (s *Set) add(t Tool) {
+func (s *Set) add(t Tool, spec llm.ToolSpec) {
 	s.tools = append(s.tools, t)
-	s.byName[t.Spec().Name] = t
+	s.specs = append(s.specs, spec)
+	s.byName[spec.Name] = t
 }
 
-// Specs are the offered tools' specs, in a stable order.
+// Specs are the offered tools' specs, in a stable order. The slice is the
+// caller's; the specs' Parameters are shared and must only be read.
 func (s *Set) Specs() []llm.ToolSpec {
 	if s == nil {
 		return nil
 	}
-	specs := make([]llm.ToolSpec, len(s.tools))
-	for i, t := range s.tools {
-		specs[i] = t.Spec()
-	}
+	specs := make([]llm.ToolSpec, len(s.specs))
+	copy(specs, s.specs)
 	return specs
 }
 

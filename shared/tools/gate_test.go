@@ -177,3 +177,54 @@ func TestNilSetOffersNothing(t *testing.T) {
 		t.Error("nil Set offers something")
 	}
 }
+
+// countedTool counts the calls of its Spec.
+type countedTool struct {
+	name  string
+	specs *int
+}
+
+func (c countedTool) Spec() llm.ToolSpec {
+	*c.specs++
+	return llm.ToolSpec{Name: c.name, Parameters: map[string]any{"type": "object"}}
+}
+func (c countedTool) Call(context.Context, Env, json.RawMessage) Result { return Result{} }
+
+// Each tool's spec is read once per Offer, however often Specs is asked,
+// and the slice Specs returns is the caller's.
+func TestOfferReadsEachSpecOnce(t *testing.T) {
+	n := 0
+	cat := Catalog{
+		Builtins:   []Tool{countedTool{"a", &n}, countedTool{"b", &n}},
+		Connectors: map[string][]Tool{"github": {countedTool{"g", &n}}, "linear": {countedTool{"l", &n}}},
+	}
+	set, err := Offer(context.Background(), cat, Selection{UserID: "u", Tools: list("a", "g"), Connectors: []string{"github"}}, &checker{active: map[string]bool{"github": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := set.Specs()
+	first[0].Name = "changed"
+	var got []string
+	for _, s := range set.Specs() {
+		got = append(got, s.Name)
+	}
+	if !slices.Equal(got, []string{"a", "g"}) {
+		t.Errorf("offered %v, want [a g]", got)
+	}
+	if n != 4 {
+		t.Errorf("Spec called %d times for 4 tools", n)
+	}
+	if _, ok := set.Lookup("g"); !ok {
+		t.Error("g not found")
+	}
+}
+
+func TestEmptySetSpecsIsEmptyNotNil(t *testing.T) {
+	set, err := Offer(context.Background(), Catalog{Builtins: []Tool{namedTool("a")}}, Selection{Tools: list()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := set.Specs(); s == nil || len(s) != 0 {
+		t.Errorf("Specs() = %#v, want an empty slice", s)
+	}
+}

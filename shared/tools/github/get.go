@@ -20,21 +20,21 @@ var (
 // getIssue is github_get_issue.
 type getIssue struct{ c *Client }
 
-func (getIssue) Spec() llm.ToolSpec {
-	return llm.ToolSpec{
-		Name:        NameGetIssue,
-		Description: "Read one GitHub issue or pull request: title, state, body, labels, comment count and link.",
-		Parameters: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"owner":  map[string]any{"type": "string", "description": "Account that owns the repository."},
-				"repo":   map[string]any{"type": "string", "description": "Repository name."},
-				"number": map[string]any{"type": "integer", "minimum": 1},
-			},
-			"required":             []string{"owner", "repo", "number"},
-			"additionalProperties": false,
+func (getIssue) Spec() llm.ToolSpec { return getIssueSpec }
+
+var getIssueSpec = llm.ToolSpec{
+	Name:        NameGetIssue,
+	Description: "Read one GitHub issue or pull request: title, state, body, labels, comment count and link.",
+	Parameters: map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"owner":  map[string]any{"type": "string", "description": "Account that owns the repository."},
+			"repo":   map[string]any{"type": "string", "description": "Repository name."},
+			"number": map[string]any{"type": "integer", "minimum": 1},
 		},
-	}
+		"required":             []string{"owner", "repo", "number"},
+		"additionalProperties": false,
+	},
 }
 
 func (t getIssue) Call(ctx context.Context, env tools.Env, args json.RawMessage) tools.Result {

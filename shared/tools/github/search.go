@@ -21,20 +21,20 @@ const (
 // searchIssues is github_search_issues.
 type searchIssues struct{ c *Client }
 
-func (searchIssues) Spec() llm.ToolSpec {
-	return llm.ToolSpec{
-		Name:        NameSearchIssues,
-		Description: "Search GitHub issues and pull requests visible to the user, with GitHub search syntax (e.g. \"repo:owner/name is:open label:bug crash\").",
-		Parameters: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"query":      map[string]any{"type": "string", "minLength": 1, "maxLength": maxQuery},
-				"maxResults": map[string]any{"type": "integer", "minimum": 1, "maximum": maxSearchResults, "description": fmt.Sprintf("Default %d.", defaultSearchResults)},
-			},
-			"required":             []string{"query"},
-			"additionalProperties": false,
+func (searchIssues) Spec() llm.ToolSpec { return searchIssuesSpec }
+
+var searchIssuesSpec = llm.ToolSpec{
+	Name:        NameSearchIssues,
+	Description: "Search GitHub issues and pull requests visible to the user, with GitHub search syntax (e.g. \"repo:owner/name is:open label:bug crash\").",
+	Parameters: map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"query":      map[string]any{"type": "string", "minLength": 1, "maxLength": maxQuery},
+			"maxResults": map[string]any{"type": "integer", "minimum": 1, "maximum": maxSearchResults, "description": fmt.Sprintf("Default %d.", defaultSearchResults)},
 		},
-	}
+		"required":             []string{"query"},
+		"additionalProperties": false,
+	},
 }
 
 func (t searchIssues) Call(ctx context.Context, env tools.Env, args json.RawMessage) tools.Result {

@@ -16,21 +16,21 @@ import (
 // readContext is commonly_read_context: the pod's recent messages.
 type readContext struct{ c *Client }
 
-func (readContext) Spec() llm.ToolSpec {
-	return llm.ToolSpec{
-		Name:        NameReadContext,
-		Description: "Read the most recent messages of the pod, oldest first.",
-		Parameters: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"messageCount": map[string]any{
-					"type": "integer", "minimum": 1, "maximum": maxReadCount,
-					"description": fmt.Sprintf("How many recent messages to read (default %d).", defaultReadCount),
-				},
+func (readContext) Spec() llm.ToolSpec { return readContextSpec }
+
+var readContextSpec = llm.ToolSpec{
+	Name:        NameReadContext,
+	Description: "Read the most recent messages of the pod, oldest first.",
+	Parameters: map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"messageCount": map[string]any{
+				"type": "integer", "minimum": 1, "maximum": maxReadCount,
+				"description": fmt.Sprintf("How many recent messages to read (default %d).", defaultReadCount),
 			},
-			"additionalProperties": false,
 		},
-	}
+		"additionalProperties": false,
+	},
 }
 
 type message struct {

@@ -16,12 +16,12 @@ import (
 // readMemory is commonly_read_memory: the agent's notes in this pod.
 type readMemory struct{ c *Client }
 
-func (readMemory) Spec() llm.ToolSpec {
-	return llm.ToolSpec{
-		Name:        NameReadMemory,
-		Description: "Read your memory for this pod: timestamped notes you wrote in earlier turns.",
-		Parameters:  map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false},
-	}
+func (readMemory) Spec() llm.ToolSpec { return readMemorySpec }
+
+var readMemorySpec = llm.ToolSpec{
+	Name:        NameReadMemory,
+	Description: "Read your memory for this pod: timestamped notes you wrote in earlier turns.",
+	Parameters:  map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false},
 }
 
 func (t readMemory) Call(ctx context.Context, env tools.Env, args json.RawMessage) tools.Result {
@@ -48,9 +48,9 @@ func (t readMemory) Call(ctx context.Context, env tools.Env, args json.RawMessag
 // writeMemory is commonly_write_memory: a timestamped append.
 type writeMemory struct{ c *Client }
 
-func (writeMemory) Spec() llm.ToolSpec {
-	return contentSpec(NameWriteMemory, "Append a note to your memory for this pod. It is stamped with the current UTC time; earlier notes are kept.", "The note to remember.", maxMemoryWrite)
-}
+func (writeMemory) Spec() llm.ToolSpec { return writeMemorySpec }
+
+var writeMemorySpec = contentSpec(NameWriteMemory, "Append a note to your memory for this pod. It is stamped with the current UTC time; earlier notes are kept.", "The note to remember.", maxMemoryWrite)
 
 func (t writeMemory) Call(ctx context.Context, env tools.Env, args json.RawMessage) tools.Result {
 	content, err := decodeContent(args, maxMemoryWrite)

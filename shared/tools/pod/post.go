@@ -16,9 +16,9 @@ import (
 // postMessage is commonly_post_message.
 type postMessage struct{ c *Client }
 
-func (postMessage) Spec() llm.ToolSpec {
-	return contentSpec(NamePostMessage, "Post a message to the pod as this agent. Once you have posted, your final answer is not posted again.", "The message text.", maxMessageWrite)
-}
+func (postMessage) Spec() llm.ToolSpec { return postMessageSpec }
+
+var postMessageSpec = contentSpec(NamePostMessage, "Post a message to the pod as this agent. Once you have posted, your final answer is not posted again.", "The message text.", maxMessageWrite)
 
 func (t postMessage) Call(ctx context.Context, env tools.Env, args json.RawMessage) tools.Result {
 	content, err := decodeContent(args, maxMessageWrite)

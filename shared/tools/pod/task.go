@@ -15,21 +15,21 @@ import (
 // createTask is commonly_create_task.
 type createTask struct{ c *Client }
 
-func (createTask) Spec() llm.ToolSpec {
-	return llm.ToolSpec{
-		Name:        NameCreateTask,
-		Description: "Create a task in the pod.",
-		Parameters: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"title":    map[string]any{"type": "string", "minLength": 1, "maxLength": maxTitle},
-				"assignee": map[string]any{"type": "string", "maxLength": maxAssignee, "description": "Who the task is for (a pod member's name)."},
-				"notes":    map[string]any{"type": "string", "maxLength": maxNotes},
-			},
-			"required":             []string{"title"},
-			"additionalProperties": false,
+func (createTask) Spec() llm.ToolSpec { return createTaskSpec }
+
+var createTaskSpec = llm.ToolSpec{
+	Name:        NameCreateTask,
+	Description: "Create a task in the pod.",
+	Parameters: map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"title":    map[string]any{"type": "string", "minLength": 1, "maxLength": maxTitle},
+			"assignee": map[string]any{"type": "string", "maxLength": maxAssignee, "description": "Who the task is for (a pod member's name)."},
+			"notes":    map[string]any{"type": "string", "maxLength": maxNotes},
 		},
-	}
+		"required":             []string{"title"},
+		"additionalProperties": false,
+	},
 }
 
 type taskRequest struct {

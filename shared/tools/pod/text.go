@@ -27,7 +27,8 @@ const (
 	maxReadCount     = 50
 )
 
-// contentSpec is the spec of a tool whose one argument is a text "content".
+// contentSpec is the spec of a tool whose one argument is a text "content",
+// built once per tool at package initialisation.
 func contentSpec(name, description, field string, max int) llm.ToolSpec {
 	return llm.ToolSpec{
 		Name:        name,

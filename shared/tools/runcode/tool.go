@@ -52,7 +52,11 @@ type Config struct {
 }
 
 // Factory makes one Tool per turn.
-type Factory struct{ cfg Config }
+type Factory struct {
+	cfg Config
+	// spec depends only on cfg: built once, shared by every turn's tool.
+	spec llm.ToolSpec
+}
 
 // NewFactory checks cfg and fills its defaults.
 func NewFactory(cfg Config) (*Factory, error) {
@@ -77,16 +81,17 @@ func NewFactory(cfg Config) (*Factory, error) {
 	if cfg.MaxOutputChars <= 0 {
 		cfg.MaxOutputChars = DefaultMaxOutputChars
 	}
-	return &Factory{cfg: cfg}, nil
+	return &Factory{cfg: cfg, spec: spec(cfg)}, nil
 }
 
 // New returns the tool for one turn. The owner must Close it when the
 // turn ends.
-func (f *Factory) New() *Tool { return &Tool{cfg: f.cfg} }
+func (f *Factory) New() *Tool { return &Tool{cfg: f.cfg, spec: f.spec} }
 
 // Tool is commonly_run_code for one turn.
 type Tool struct {
-	cfg Config
+	cfg  Config
+	spec llm.ToolSpec
 
 	// callMu serialises calls: the sandbox runs one program at a time.
 	callMu sync.Mutex
@@ -119,7 +124,11 @@ var (
 )
 
 // Spec implements tools.Tool.
-func (t *Tool) Spec() llm.ToolSpec {
+func (t *Tool) Spec() llm.ToolSpec { return t.spec }
+
+// spec describes the tool with cfg's limits. Its Parameters are shared by
+// every turn's tool and must only be read.
+func spec(cfg Config) llm.ToolSpec {
 	return llm.ToolSpec{
 		Name: Name,
 		Description: fmt.Sprintf("Run Python or JavaScript code in an isolated sandbox without internet access "+
@@ -127,7 +136,7 @@ func (t *Tool) Spec() llm.ToolSpec {
 			"processing and checking code. Files written in the working directory are kept for later runs "+
 			"in this turn; variables may not be, so make each run self-contained. Limits: %d runs per turn, "+
 			"%d characters of code and %v per run; each output is cut to %d characters, so print only what you need.",
-			t.cfg.MaxRuns, t.cfg.MaxCodeChars, t.cfg.RunTimeout, t.cfg.MaxOutputChars),
+			cfg.MaxRuns, cfg.MaxCodeChars, cfg.RunTimeout, cfg.MaxOutputChars),
 		Parameters: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -139,7 +148,7 @@ func (t *Tool) Spec() llm.ToolSpec {
 				"code": map[string]any{
 					"type":        "string",
 					"description": "The program to run. Print results to stdout.",
-					"maxLength":   t.cfg.MaxCodeChars,
+					"maxLength":   cfg.MaxCodeChars,
 				},
 			},
 			"required":             []string{"language", "code"},

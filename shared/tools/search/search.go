@@ -138,20 +138,22 @@ func New(cfg Config) (*Tool, error) {
 func (t *Tool) Provider() string { return t.name }
 
 // Spec describes the tool to the model.
-func (t *Tool) Spec() llm.ToolSpec {
-	return llm.ToolSpec{
-		Name:        Name,
-		Description: "Search the web. Returns titles, URLs and short snippets.",
-		Parameters: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"query":      map[string]any{"type": "string", "minLength": 1, "maxLength": maxQuery},
-				"maxResults": map[string]any{"type": "integer", "minimum": 1, "maximum": maxMaxResults, "description": fmt.Sprintf("Default %d.", defaultMaxResults)},
-			},
-			"required":             []string{"query"},
-			"additionalProperties": false,
+func (t *Tool) Spec() llm.ToolSpec { return spec }
+
+// spec depends on no configuration: one for every Tool. Its Parameters
+// are shared and must only be read.
+var spec = llm.ToolSpec{
+	Name:        Name,
+	Description: "Search the web. Returns titles, URLs and short snippets.",
+	Parameters: map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"query":      map[string]any{"type": "string", "minLength": 1, "maxLength": maxQuery},
+			"maxResults": map[string]any{"type": "integer", "minimum": 1, "maximum": maxMaxResults, "description": fmt.Sprintf("Default %d.", defaultMaxResults)},
 		},
-	}
+		"required":             []string{"query"},
+		"additionalProperties": false,
+	},
 }
 
 // Call runs one query. Once the request is sent it counts as a query for
