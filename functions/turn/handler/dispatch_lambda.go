@@ -30,7 +30,7 @@ type LambdaDispatcher struct {
 
 // Dispatch queues the run; the run's state is not known yet.
 func (d LambdaDispatcher) Dispatch(ctx context.Context, run *runs.Run) (*runs.Run, error) {
-	payload, err := json.Marshal(map[string]any{"dispatch": map[string]string{"runId": run.RunID}})
+	payload, err := json.Marshal(DispatchEvent{Dispatch: &Dispatch{RunID: run.RunID}})
 	if err != nil {
 		return nil, err
 	}

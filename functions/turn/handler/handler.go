@@ -38,9 +38,12 @@ func New(svc *turns.Service, worker *turns.Worker, log *slog.Logger) *Handler {
 // DispatchEvent is the payload of the asynchronous self-invoke that runs
 // a queued turn.
 type DispatchEvent struct {
-	Dispatch *struct {
-		RunID string `json:"runId"`
-	} `json:"dispatch"`
+	Dispatch *Dispatch `json:"dispatch"`
+}
+
+// Dispatch names the run a dispatch event runs.
+type Dispatch struct {
+	RunID string `json:"runId"`
 }
 
 // Invoke is the Lambda entry point: one function serves the API and the
