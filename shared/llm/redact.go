@@ -3,7 +3,6 @@ package llm
 import (
 	"github.com/commonly/runtime/shared/textcap"
 	"regexp"
-	"strings"
 )
 
 // maxMessage bounds CallError.Message, which is stored on the run.
@@ -17,9 +16,7 @@ var credentialPattern = regexp.MustCompile(`(?i)bearer\s+\S+|\bsk-[A-Za-z0-9._\-
 // scrub makes text safe to store: the client's API key and anything shaped
 // like a credential are removed, and the result is bounded.
 func (c *Client) scrub(s string) string {
-	if c.apiKey != "" {
-		s = strings.ReplaceAll(s, c.apiKey, "[redacted]")
-	}
-	s = credentialPattern.ReplaceAllString(s, "[redacted]")
+	s = textcap.Scrub(s, c.apiKey)
+	s = credentialPattern.ReplaceAllString(s, textcap.Redacted)
 	return textcap.Bytes(s, maxMessage)
 }

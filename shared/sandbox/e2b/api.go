@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/commonly/runtime/shared/textcap"
 )
 
 // ErrNotFound is wrapped by errors of calls on a sandbox that no longer
@@ -63,8 +65,9 @@ const maxErrorBody = 4 << 10
 const maxMessage = 300
 
 // apiError reads an error response. The body is the server's words, so it
-// is bounded and scrubbed of our own key in case a proxy echoes headers.
-func (c *Client) apiError(op string, resp *http.Response) *APIError {
+// is scrubbed of our own key, and of the other secrets the request carried
+// (a sandbox's tokens), in case a proxy echoes headers, then bounded.
+func (c *Client) apiError(op string, resp *http.Response, secrets ...string) *APIError {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	e := &APIError{Op: op, Status: resp.StatusCode}
 	var parsed struct {
@@ -77,15 +80,17 @@ func (c *Client) apiError(op string, resp *http.Response) *APIError {
 	} else {
 		e.Message = strings.TrimSpace(string(body))
 	}
-	e.Message = c.scrub(e.Message)
-	e.ErrorCode = c.scrub(e.ErrorCode)
+	e.Message = c.scrub(e.Message, secrets)
+	e.ErrorCode = c.scrub(e.ErrorCode, secrets)
 	return e
 }
 
-// scrub bounds s and removes every credential we hold from it.
-func (c *Client) scrub(s string) string {
-	if c.cfg.APIKey != "" {
-		s = strings.ReplaceAll(s, c.cfg.APIKey, "[redacted]")
+// scrub removes our API key and every other secret from s, then bounds
+// it: scrubbed first, so a cut cannot leave part of a secret behind.
+func (c *Client) scrub(s string, secrets []string) string {
+	s = textcap.Scrub(s, c.cfg.APIKey)
+	for _, secret := range secrets {
+		s = textcap.Scrub(s, secret)
 	}
 	if len(s) > maxMessage {
 		s = s[:maxMessage] + "…"

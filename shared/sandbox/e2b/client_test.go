@@ -521,3 +521,37 @@ func TestExecuteErrorsNeverCarryTokens(t *testing.T) {
 		t.Errorf("error carries a token: %v", err)
 	}
 }
+
+// Tokens are scrubbed before the message is cut: a token straddling the
+// cut leaves no fragment, and the error code is scrubbed too.
+func TestExecuteErrorsScrubBeforeTheCut(t *testing.T) {
+	const envd, traffic = "envd-secret-0123456789", "traffic-secret-0123456789"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		msg := strings.Repeat("x", 290) + r.Header.Get("X-Access-Token") + strings.Repeat("y", 50)
+		_, _ = w.Write([]byte(`{"code":400,"message":"` + msg + `","error_code":"bad_` + r.Header.Get("E2B-Traffic-Access-Token") + `"}`))
+	}))
+	defer srv.Close()
+	c, err := e2b.New(e2b.Config{APIKey: "k", SandboxURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e2b.Handle{SandboxID: "sbx", EnvdAccessToken: envd, TrafficAccessToken: traffic}
+	_, err = c.Execute(context.Background(), h, sandbox.Python, "1")
+	var apiErr *e2b.APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest {
+		t.Fatalf("err = %v, want a 400 APIError", err)
+	}
+	if want := strings.Repeat("x", 290) + "[redacted]…"; apiErr.Message != want {
+		t.Errorf("message = %q, want %q", apiErr.Message, want)
+	}
+	if apiErr.ErrorCode != "bad_[redacted]" {
+		t.Errorf("error code = %q", apiErr.ErrorCode)
+	}
+	for _, frag := range []string{"envd-", "traffic-"} {
+		if strings.Contains(err.Error(), frag) {
+			t.Errorf("error carries part of a token (%q): %v", frag, err)
+		}
+	}
+}

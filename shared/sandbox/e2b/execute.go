@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/commonly/runtime/shared/sandbox"
 )
@@ -78,14 +77,8 @@ func (c *Client) Execute(ctx context.Context, h Handle, lang sandbox.Language, c
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		return sandbox.Execution{}, fmt.Errorf("e2b: execute in %s: status %d: %w", h.SandboxID, resp.StatusCode, sandbox.ErrLost)
 	default:
-		e := c.apiError("execute in "+h.SandboxID, resp)
 		// The sandbox's own tokens are credentials too.
-		for _, tok := range []string{h.EnvdAccessToken, h.TrafficAccessToken} {
-			if tok != "" {
-				e.Message = strings.ReplaceAll(e.Message, tok, "[redacted]")
-			}
-		}
-		return sandbox.Execution{}, e
+		return sandbox.Execution{}, c.apiError("execute in "+h.SandboxID, resp, h.EnvdAccessToken, h.TrafficAccessToken)
 	}
 
 	exec, err := ReadExecution(resp.Body)
