@@ -7,6 +7,21 @@ import (
 	"unicode/utf8"
 )
 
+// QueryParameters is the JSON Schema of the arguments DecodeQuery reads
+// with the same bounds, for a search tool's spec. Each call builds a new
+// map: build it once per tool.
+func QueryParameters(maxChars, defaultResults, maxResults int) map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"query":      map[string]any{"type": "string", "minLength": 1, "maxLength": maxChars},
+			"maxResults": map[string]any{"type": "integer", "minimum": 1, "maximum": maxResults, "description": fmt.Sprintf("Default %d.", defaultResults)},
+		},
+		"required":             []string{"query"},
+		"additionalProperties": false,
+	}
+}
+
 // DecodeQuery reads the {"query", "maxResults"?} arguments of the search
 // tools strictly: a non-blank query of at most maxChars characters
 // (trimmed), and a result count from 1 to maxResults (defResults when

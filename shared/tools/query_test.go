@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 )
@@ -32,5 +33,17 @@ func TestDecodeQuery(t *testing.T) {
 		if err != nil || q != c.query || n != c.n {
 			t.Errorf("%s: %q %d %v", c.args, q, n, err)
 		}
+	}
+}
+
+// The schema offered is the one DecodeQuery enforces, bounds included.
+func TestQueryParameters(t *testing.T) {
+	b, err := json.Marshal(QueryParameters(10, 5, 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"additionalProperties":false,"properties":{"maxResults":{"description":"Default 5.","maximum":20,"minimum":1,"type":"integer"},"query":{"maxLength":10,"minLength":1,"type":"string"}},"required":["query"],"type":"object"}`
+	if string(b) != want {
+		t.Errorf("QueryParameters = %s\nwant %s", b, want)
 	}
 }

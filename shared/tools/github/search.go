@@ -3,7 +3,6 @@ package github
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"strconv"
 
@@ -26,15 +25,7 @@ func (searchIssues) Spec() llm.ToolSpec { return searchIssuesSpec }
 var searchIssuesSpec = llm.ToolSpec{
 	Name:        NameSearchIssues,
 	Description: "Search GitHub issues and pull requests visible to the user, with GitHub search syntax (e.g. \"repo:owner/name is:open label:bug crash\").",
-	Parameters: map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"query":      map[string]any{"type": "string", "minLength": 1, "maxLength": maxQuery},
-			"maxResults": map[string]any{"type": "integer", "minimum": 1, "maximum": maxSearchResults, "description": fmt.Sprintf("Default %d.", defaultSearchResults)},
-		},
-		"required":             []string{"query"},
-		"additionalProperties": false,
-	},
+	Parameters:  tools.QueryParameters(maxQuery, defaultSearchResults, maxSearchResults),
 }
 
 func (t searchIssues) Call(ctx context.Context, env tools.Env, args json.RawMessage) tools.Result {

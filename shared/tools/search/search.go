@@ -145,15 +145,7 @@ func (t *Tool) Spec() llm.ToolSpec { return spec }
 var spec = llm.ToolSpec{
 	Name:        Name,
 	Description: "Search the web. Returns titles, URLs and short snippets.",
-	Parameters: map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"query":      map[string]any{"type": "string", "minLength": 1, "maxLength": maxQuery},
-			"maxResults": map[string]any{"type": "integer", "minimum": 1, "maximum": maxMaxResults, "description": fmt.Sprintf("Default %d.", defaultMaxResults)},
-		},
-		"required":             []string{"query"},
-		"additionalProperties": false,
-	},
+	Parameters:  tools.QueryParameters(maxQuery, defaultMaxResults, maxMaxResults),
 }
 
 // Call runs one query. Once the request is sent it counts as a query for
