@@ -69,6 +69,16 @@ func (r Rate) Times(n int64) Micros {
 	return Micros(ceilDiv(n*r.nanos, 1000))
 }
 
+// TimesThousandths prices n thousandths of a unit at a per-unit rate in
+// USD (milliseconds at a rate per second), rounding up once to a whole
+// micro-dollar.
+func (r Rate) TimesThousandths(n int64) Micros {
+	if n <= 0 || r.nanos <= 0 {
+		return 0
+	}
+	return Micros(ceilDiv(n*r.nanos, 1_000_000))
+}
+
 // String shows the rate as a decimal in USD.
 func (r Rate) String() string {
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%d.%09d", r.nanos/1e9, r.nanos%1e9), "0"), ".")

@@ -44,6 +44,35 @@ func TestRateTimes(t *testing.T) {
 	}
 }
 
+func TestRateTimesThousandths(t *testing.T) {
+	cases := []struct {
+		rate string
+		n    int64
+		want Micros
+	}{
+		{"0.000028", 1000, 28},     // one sandbox second at $0.000028
+		{"0.000028", 1, 1},         // 0.028 µ$ rounds up
+		{"0.000028", 35_714, 1000}, // 999.992 µ$ rounds up
+		{"0.000028", 3_600_000, 100_800},
+		{"0.5", 0, 0},
+		{"0", 1000, 0},
+	}
+	for _, c := range cases {
+		if got := MustRate(c.rate).TimesThousandths(c.n); got != c.want {
+			t.Errorf("%s × %d/1000 = %d, want %d", c.rate, c.n, got, c.want)
+		}
+	}
+	// One rounding up is the same as rounding Times up a second time.
+	for _, rate := range []string{"0.000028", "0.000014", "0.05", "0.000000001", "1.000000007"} {
+		r := MustRate(rate)
+		for n := int64(0); n < 5000; n += 7 {
+			if got, want := r.TimesThousandths(n), Micros(ceilDiv(int64(r.Times(n)), 1000)); got != want {
+				t.Fatalf("%s × %d/1000 = %d, want %d", rate, n, got, want)
+			}
+		}
+	}
+}
+
 func TestParseRateAndFromUSD(t *testing.T) {
 	if _, err := ParseRate("-1"); err == nil {
 		t.Error("negative rate accepted")

@@ -102,11 +102,8 @@ func (t *Table) SandboxCost(provider string, millis int64) (money.Micros, error)
 	if millis < 0 || millis > maxSandboxMillis {
 		return 0, fmt.Errorf("pricing: sandbox duration %d ms out of range", millis)
 	}
-	// The rate is per second. rate.Times(millis) prices the milliseconds as
-	// if they were seconds, i.e. 1000 times the cost rounded up to a
-	// micro-dollar; dividing by 1000 rounding up again is exact, since
-	// ⌈⌈x/a⌉/b⌉ = ⌈x/(ab)⌉ for positive integers.
-	return money.Micros(ceilDiv(int64(rate.Times(millis)), 1000)), nil
+	// The rate is per second: a millisecond is a thousandth of its unit.
+	return rate.TimesThousandths(millis), nil
 }
 
 // priceAt is the model's price in force at the instant at.
@@ -146,11 +143,4 @@ func (p *modelPrice) tiers() []tokenRates {
 		return []tokenRates{p.flat}
 	}
 	return []tokenRates{p.peak, p.offPeak}
-}
-
-func ceilDiv(a, b int64) int64 {
-	if a <= 0 {
-		return 0
-	}
-	return (a + b - 1) / b
 }
