@@ -15,6 +15,8 @@ import (
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/plans"
+	"github.com/commonly/runtime/shared/pricing"
+	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/store"
 )
 
@@ -78,7 +80,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		LLMBaseURL:     get("LLM_BASE_URL", ""),
 		LLMAPIKey:      get("LLM_API_KEY", ""),
 		LLMModel:       get("LLM_MODEL", "deepseek-v4-flash"),
-		PriceFile:      get("PRICE_TABLE_FILE", ""),
+		PriceFile:      get(pricing.FileEnv, ""),
 		BrokerURL:      get("BROKER_URL", ""),
 		BrokerToken:    get("BROKER_TOKEN", ""),
 		CommonlyAPIURL: get("COMMONLY_API_URL", ""),
@@ -87,10 +89,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		SearchAPIURL:   get("SEARCH_API_URL", ""),
 		GitHubAPIURL:   get("GITHUB_API_URL", "https://api.github.com"),
 		E2BAPIKey:      get("E2B_API_KEY", ""),
-		E2BDomain:      get("E2B_DOMAIN", "e2b.app"),
+		E2BDomain:      get("E2B_DOMAIN", e2b.DefaultDomain),
 		E2BAPIURL:      get("E2B_API_URL", ""),
 		E2BSandboxURL:  get("E2B_SANDBOX_URL", ""),
-		E2BTemplate:    get("E2B_TEMPLATE", "code-interpreter-v1"),
+		E2BTemplate:    get("E2B_TEMPLATE", e2b.DefaultTemplate),
 	}
 	if c.Tables.State == "" {
 		errs = append(errs, errors.New("STATE_TABLE is required"))

@@ -159,11 +159,7 @@ func (e *nativeEngine) Run(ctx context.Context, t turns.Turn) turns.Outcome {
 		if errors.Is(err, tools.ErrConnectorCheck) {
 			msg = "the connector broker could not be reached"
 		}
-		now := time.Now()
-		if e.loop.Now != nil {
-			now = e.loop.Now()
-		}
-		run.End(runs.StatusFailed, kind, msg, now)
+		run.End(runs.StatusFailed, kind, msg, e.loop.Now()) // Build always sets the clock
 		return turns.Outcome{Refund: true}
 	}
 
