@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -60,20 +61,18 @@ func coldStarts(ctx context.Context, o options) (cold, error) {
 		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
 	}
 	for i := range o.coldStarts {
-		ms, err := rieColdStart(ctx, o, env, event)
+		ms, err := rieColdStart(ctx, o.rie, o.bootstrap, env, event)
 		if err != nil {
 			return cold{}, fmt.Errorf("under the emulator, start %d: %w", i+1, err)
 		}
 		c.rieMs = append(c.rieMs, ms)
-		ms, err = aloneColdStart(ctx, o, env, event)
+		ms, err = aloneColdStart(ctx, o.bootstrap, env, event)
 		if err != nil {
 			return cold{}, fmt.Errorf("alone, start %d: %w", i+1, err)
 		}
 		c.aloneMs = append(c.aloneMs, ms)
 		if o.emptyBootstrap != "" {
-			empty := o
-			empty.bootstrap = o.emptyBootstrap
-			ms, err = rieColdStart(ctx, empty, env, event)
+			ms, err = rieColdStart(ctx, o.rie, o.emptyBootstrap, env, event)
 			if err != nil {
 				return cold{}, fmt.Errorf("the empty function under the emulator, start %d: %w", i+1, err)
 			}
@@ -93,40 +92,64 @@ func coldStarts(ctx context.Context, o options) (cold, error) {
 	return c, nil
 }
 
-func rieColdStart(ctx context.Context, o options, env []string, event []byte) (float64, error) {
+// rieColdStart starts bootstrap under the emulator rie and times it to
+// the answer of its first invocation.
+func rieColdStart(ctx context.Context, rie, bootstrap string, env []string, event []byte) (float64, error) {
 	addr, apiAddr := freeAddr(), freeAddr()
 	if addr == "" || apiAddr == "" {
 		return 0, fmt.Errorf("no free port")
 	}
-	cmd := exec.CommandContext(ctx, o.rie, "--runtime-interface-emulator-address", addr, "--runtime-api-address", apiAddr, o.bootstrap)
-	cmd.Env = env
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
 	url := "http://" + addr + "/2015-03-31/functions/function/invocations"
 	// A client of its own: no connection is reused across starts.
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	p, err := startCold(ctx, env, rie, "--runtime-interface-emulator-address", addr, "--runtime-api-address", apiAddr, bootstrap)
+	if err != nil {
 		return 0, err
 	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
-	for deadline := start.Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Microsecond) {
+	defer p.stop()
+	for deadline := p.start.Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Microsecond) {
 		res, err := hc.Post(url, "application/json", bytes.NewReader(event))
 		if err != nil {
 			continue // not listening yet
 		}
 		body, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		elapsed := time.Since(start)
+		elapsed := time.Since(p.start)
 		if err := checkUsageAnswer(res.StatusCode, body); err != nil {
-			return 0, fmt.Errorf("%w\n%s", err, tail(logs.String(), 2000))
+			return 0, p.fail(err)
 		}
 		return float64(elapsed) / 1e6, nil
 	}
-	return 0, fmt.Errorf("no answer in 10 s\n%s", tail(logs.String(), 2000))
+	return 0, p.fail(errors.New("no answer in 10 s"))
+}
+
+// coldProc is a process started for one cold start.
+type coldProc struct {
+	cmd   *exec.Cmd
+	logs  bytes.Buffer // its stdout and stderr
+	start time.Time    // just before it started
+}
+
+// startCold starts name with args and env; stop kills it and waits.
+func startCold(ctx context.Context, env []string, name string, args ...string) (*coldProc, error) {
+	p := &coldProc{cmd: exec.CommandContext(ctx, name, args...)}
+	p.cmd.Env = env
+	p.cmd.Stdout, p.cmd.Stderr = &p.logs, &p.logs
+	p.start = time.Now()
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *coldProc) stop() {
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+}
+
+// fail adds the end of the process's output to err.
+func (p *coldProc) fail(err error) error {
+	return fmt.Errorf("%w\n%s", err, tail(p.logs.String(), 2000))
 }
 
 // checkUsageAnswer checks the function's answer to the usage event.
@@ -143,7 +166,7 @@ func checkUsageAnswer(status int, body []byte) error {
 // aloneColdStart serves the Lambda Runtime API's three routes the Go
 // runtime uses (next, response, error) and times the bootstrap from its
 // start to its first response.
-func aloneColdStart(ctx context.Context, o options, env []string, event []byte) (float64, error) {
+func aloneColdStart(ctx context.Context, bootstrap string, env []string, event []byte) (float64, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -182,30 +205,23 @@ func aloneColdStart(ctx context.Context, o options, env []string, event []byte) 
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 
-	cmd := exec.CommandContext(ctx, o.bootstrap)
-	cmd.Env = append(append([]string(nil), env...), "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String(),
-		"AWS_LAMBDA_FUNCTION_NAME=turn", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=1024", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST")
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	p, err := startCold(ctx, append(append([]string(nil), env...), "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String(),
+		"AWS_LAMBDA_FUNCTION_NAME=turn", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=1024", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST"), bootstrap)
+	if err != nil {
 		return 0, err
 	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
+	defer p.stop()
 	select {
 	case r := <-done:
 		if r.err != nil {
-			return 0, fmt.Errorf("%w\n%s", r.err, tail(logs.String(), 2000))
+			return 0, p.fail(r.err)
 		}
 		if err := checkUsageAnswer(http.StatusOK, r.body); err != nil {
 			return 0, err
 		}
-		return float64(r.at.Sub(start)) / 1e6, nil
+		return float64(r.at.Sub(p.start)) / 1e6, nil
 	case <-time.After(10 * time.Second):
-		return 0, fmt.Errorf("no answer in 10 s\n%s", tail(logs.String(), 2000))
+		return 0, p.fail(errors.New("no answer in 10 s"))
 	}
 }
 

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseBenchstatCSV(t *testing.T) {
@@ -63,5 +66,26 @@ func TestPairRatios(t *testing.T) {
 	got := pairRatios(ours, peer)
 	if len(got) != 2 || got[0] != 3 || got[1] != 2 {
 		t.Errorf("pairRatios = %v, want [3 2]", got)
+	}
+}
+
+func TestColdProcStopsAndTellsItsOutput(t *testing.T) {
+	ctx := context.Background()
+	p, err := startCold(ctx, nil, "sleep", "30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	p.stop()
+	if time.Since(start) > 5*time.Second || p.cmd.ProcessState == nil || p.cmd.ProcessState.Success() {
+		t.Errorf("not killed: %v", p.cmd.ProcessState)
+	}
+
+	if p, err = startCold(ctx, []string{"GREETING=hello"}, "/bin/sh", "-c", `echo "$GREETING" >&2; exit 3`); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait() // its output is all in
+	if err := p.fail(errors.New("boom")); err.Error() != "boom\nhello\n" {
+		t.Errorf("fail: %q", err)
 	}
 }

@@ -106,7 +106,6 @@ func run(ctx context.Context, o options) error {
 		if err != nil {
 			return fmt.Errorf("floor, run %d: %w", i+1, err)
 		}
-		f.floorDDB = ddbCalls
 		logf("floor run %d: %s, %d DynamoDB calls/turn", i+1, f, ddbCalls)
 		floors = append(floors, f)
 		p, err := runPeer(ctx, o, model, llmURL)

@@ -199,6 +199,7 @@ func runFloor(ctx context.Context, o options, model *script.Server, llmURL strin
 		return time.Since(start), err
 	})
 	r.ddb = nil // the floor's calls bypass the SDK and its counter
+	r.floorDDB = ddbCalls
 	return r, err
 }
 
