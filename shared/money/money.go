@@ -58,9 +58,6 @@ func MustRate(s string) Rate {
 	return r
 }
 
-// IsZero reports whether the rate is free.
-func (r Rate) IsZero() bool { return r.nanos == 0 }
-
 // Times prices n units at a per-unit rate in USD, rounding up to a whole micro-dollar.
 func (r Rate) Times(n int64) Micros {
 	if n <= 0 || r.nanos <= 0 {
@@ -95,9 +92,6 @@ func FromUSD(s string) (Micros, error) {
 	}
 	return Micros(r.nanos / 1000), nil
 }
-
-// USD is the amount in dollars, for display and JSON only.
-func (m Micros) USD() float64 { return float64(m) / 1e6 }
 
 // String formats the amount as dollars with six decimals, e.g. "$0.001234".
 func (m Micros) String() string {

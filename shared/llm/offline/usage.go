@@ -3,11 +3,9 @@ package offline
 // cacheBlock is DeepSeek's context-cache granularity in tokens.
 const cacheBlock = 64
 
-// estimateTokens approximates a tokenizer: about 4 characters a token.
+// estimateTokens approximates a tokenizer: about 4 characters a token,
+// rounded up (an empty text is no token).
 func estimateTokens(text string) int64 {
-	if text == "" {
-		return 0
-	}
 	return int64(len(text)+3) / 4
 }
 
