@@ -72,9 +72,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	defer db.Close()
 	// The real SDK client, pointed at the embedded server through the
 	// standard endpoint variable, exactly as it would be at any endpoint.
-	os.Setenv("AWS_ENDPOINT_URL_DYNAMODB", db.URL)
-	for k, v := range map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"} {
-		if os.Getenv(k) == "" {
+	// The region and dummy credentials only where unset.
+	for k, v := range db.AWSEnv() {
+		if k == embedded.EndpointVar || os.Getenv(k) == "" {
 			os.Setenv(k, v)
 		}
 	}

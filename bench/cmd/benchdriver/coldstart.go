@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -57,8 +59,10 @@ func coldStarts(ctx context.Context, o options) (cold, error) {
 	env := []string{
 		"PATH=/usr/bin:/bin", "HOME=" + home,
 		"STATE_TABLE=" + turnstack.Tables.State, "RUNS_TABLE=" + turnstack.Tables.Runs, "TURN_DISPATCH=inline",
-		"AWS_ENDPOINT_URL_DYNAMODB=" + db.URL, "AWS_REGION=us-east-1",
-		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
+	}
+	awsEnv := db.AWSEnv()
+	for _, k := range slices.Sorted(maps.Keys(awsEnv)) {
+		env = append(env, k+"="+awsEnv[k])
 	}
 	for i := range o.coldStarts {
 		ms, err := rieColdStart(ctx, o.rie, o.bootstrap, env, event)

@@ -47,6 +47,7 @@ import (
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/local/gateway"
 	"github.com/commonly/runtime/shared/gomaxprocs"
+	"github.com/commonly/runtime/shared/store/embedded"
 )
 
 func main() {
@@ -104,7 +105,7 @@ func run() error {
 	}
 	// As the local stack: the standard endpoint variable and the default
 	// configuration chain.
-	for k, v := range map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": *dynamoURL, "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"} {
+	for k, v := range embedded.AWSEnv(*dynamoURL) {
 		os.Setenv(k, v)
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx)

@@ -20,6 +20,27 @@ import (
 	"github.com/commonly/runtime/shared/store"
 )
 
+// The region and the static dummy credentials of the server's clients
+// (it checks no signature).
+const (
+	Region          = "us-east-1"
+	AccessKeyID     = "local"
+	SecretAccessKey = "local"
+)
+
+// EndpointVar is the SDK's standard variable for DynamoDB's endpoint.
+const EndpointVar = "AWS_ENDPOINT_URL_DYNAMODB"
+
+// AWSEnv is the environment with which the AWS SDK's default
+// configuration chain reaches the DynamoDB at endpoint: the endpoint
+// variable, the region and the dummy credentials.
+func AWSEnv(endpoint string) map[string]string {
+	return map[string]string{
+		EndpointVar: endpoint, "AWS_REGION": Region,
+		"AWS_ACCESS_KEY_ID": AccessKeyID, "AWS_SECRET_ACCESS_KEY": SecretAccessKey,
+	}
+}
+
 // Server is a running embedded DynamoDB.
 type Server struct {
 	URL  string
@@ -53,12 +74,16 @@ func (s *Server) Close() error {
 	return err
 }
 
+// AWSEnv is the environment with which the AWS SDK's default
+// configuration chain reaches the server (AWSEnv of its URL).
+func (s *Server) AWSEnv() map[string]string { return AWSEnv(s.URL) }
+
 // Client returns a real SDK client for the server, with static dummy
 // credentials (the server does not check signatures).
 func (s *Server) Client(opts ...func(*dynamodb.Options)) *dynamodb.Client {
 	cfg := aws.Config{
-		Region:      "us-east-1",
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		Region:      Region,
+		Credentials: credentials.NewStaticCredentialsProvider(AccessKeyID, SecretAccessKey, ""),
 	}
 	return dynamodb.NewFromConfig(cfg, append([]func(*dynamodb.Options){func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(s.URL)
