@@ -37,6 +37,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/commonly/runtime/shared/httpwire"
 )
 
 // Environment variables main reads to build a Client.
@@ -143,17 +145,17 @@ func (c *Client) do(ctx context.Context, method string, segments []string, body,
 
 // join appends escaped path segments to base. A "." or ".." segment is
 // refused: escaping leaves dots alone, and path cleaning would let an id
-// climb to another endpoint of the broker.
+// climb to another endpoint of the broker. (An empty one is refused too,
+// but required has already refused blank ids.)
 func join(base *url.URL, segments []string) (*url.URL, error) {
-	escaped := make([]string, len(segments))
-	for i, s := range segments {
-		if s == "." || s == ".." {
-			return nil, fmt.Errorf("broker: %q is not a valid path segment", s)
-		}
-		escaped[i] = url.PathEscape(s)
+	u, err := httpwire.JoinSegments(base, segments...)
+	if bad, ok := errors.AsType[*httpwire.SegmentError](err); ok {
+		return nil, fmt.Errorf("broker: %q is not a valid path segment", bad.Segment)
 	}
-	// JoinPath takes its arguments as already escaped.
-	return base.JoinPath(escaped...), nil
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	return u, nil
 }
 
 func unexpected(status int) error {

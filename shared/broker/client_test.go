@@ -225,3 +225,18 @@ func assertNoSecret(t *testing.T, fake *brokertest.Server, err error) {
 		}
 	}
 }
+
+// A "." or ".." id is refused in the broker's words, before any request.
+func TestDotSegmentMessage(t *testing.T) {
+	fake := brokertest.New(t)
+	c := fake.Client(t)
+	for _, bad := range []string{".", ".."} {
+		_, err := c.Token(context.Background(), bad, broker.AudienceCommonly)
+		if want := `token for "commonly": broker: "` + bad + `" is not a valid path segment`; err == nil || err.Error() != want {
+			t.Errorf("user %q: err = %v, want %q", bad, err, want)
+		}
+	}
+	if n := len(fake.Calls()); n != 0 {
+		t.Errorf("%d broker calls for refused ids", n)
+	}
+}

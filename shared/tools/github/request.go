@@ -10,6 +10,7 @@ import (
 	"net/url"
 
 	"github.com/commonly/runtime/shared/broker"
+	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/tools"
 )
 
@@ -23,11 +24,16 @@ func (c *Client) get(ctx context.Context, env tools.Env, segments []string, quer
 	if env.UserID == "" {
 		return "", errors.New("github: the turn has no user")
 	}
-	escaped := make([]string, len(segments))
-	for i, s := range segments {
-		escaped[i] = url.PathEscape(s)
+	// An empty, "." or ".." segment is refused: path cleaning would let it
+	// reach another endpoint. The tools check the model's names first, so
+	// the model gets their clearer message.
+	u, err := httpwire.JoinSegments(c.base, segments...)
+	if bad, ok := errors.AsType[*httpwire.SegmentError](err); ok {
+		return "", fmt.Errorf("github: %w: %q is not a valid path segment", tools.ErrBadArguments, bad.Segment)
 	}
-	u := c.base.JoinPath(escaped...) // JoinPath takes escaped segments
+	if err != nil {
+		return "", fmt.Errorf("github: %w", err)
+	}
 	u.RawQuery = query.Encode()
 
 	token, err := c.tokens.Token(ctx, env.UserID, Audience)

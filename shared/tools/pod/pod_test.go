@@ -360,6 +360,23 @@ func TestIdentifiersAreEscaped(t *testing.T) {
 	}
 }
 
+// A refused id is reported in the pod's words, before any credential is
+// asked for.
+func TestInvalidIdentifierMessage(t *testing.T) {
+	r := newRig(t)
+	odd := env
+	for _, bad := range []string{"", ".", ".."} {
+		odd.PodID = bad
+		res := r.tools[pod.NameReadContext].Call(context.Background(), odd, []byte(`{}`))
+		if want := `pod: invalid identifier "` + bad + `" in the turn`; res.Err == nil || res.Err.Error() != want {
+			t.Errorf("pod id %q: err = %v, want %q", bad, res.Err, want)
+		}
+	}
+	if n := len(r.backend.Calls()) + len(r.broker.Calls()); n != 0 {
+		t.Errorf("%d calls for refused ids", n)
+	}
+}
+
 func TestCancelledContext(t *testing.T) {
 	r := newRig(t)
 	ctx, cancel := context.WithCancel(context.Background())

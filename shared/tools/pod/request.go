@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/tools"
 )
 
@@ -78,18 +79,17 @@ func (c *Client) call(ctx context.Context, env tools.Env, method string, segment
 	return token, nil
 }
 
-// endpoint appends escaped segments to the base URL. A "." or ".." id is
-// refused: escaping leaves dots alone and path cleaning would let an id
-// reach another endpoint.
+// endpoint appends escaped segments to the base URL. An empty, "." or
+// ".." id is refused: escaping leaves dots alone and path cleaning would
+// let an id reach another endpoint.
 func (c *Client) endpoint(segments []string, query url.Values) (*url.URL, error) {
-	escaped := make([]string, len(segments))
-	for i, s := range segments {
-		if s == "" || s == "." || s == ".." {
-			return nil, fmt.Errorf("pod: invalid identifier %q in the turn", s)
-		}
-		escaped[i] = url.PathEscape(s)
+	u, err := httpwire.JoinSegments(c.base, segments...)
+	if bad, ok := errors.AsType[*httpwire.SegmentError](err); ok {
+		return nil, fmt.Errorf("pod: invalid identifier %q in the turn", bad.Segment)
 	}
-	u := c.base.JoinPath(escaped...) // JoinPath takes escaped segments
+	if err != nil {
+		return nil, fmt.Errorf("pod: %w", err)
+	}
 	u.RawQuery = query.Encode()
 	return u, nil
 }
