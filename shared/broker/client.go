@@ -87,7 +87,7 @@ type Client struct {
 // serviceToken. A nil hc gets a client with a 10-second timeout.
 func New(baseURL, serviceToken string, hc *http.Client) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || !httpwire.IsHTTPURL(u) {
 		return nil, fmt.Errorf("broker: %s must be an http(s) URL", EnvURL)
 	}
 	if strings.TrimSpace(serviceToken) == "" {

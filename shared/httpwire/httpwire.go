@@ -1,13 +1,20 @@
 // Package httpwire holds the HTTP plumbing the runtime's outbound clients
-// share (the credential broker, the Commonly backend, GitHub): building a
-// request's URL from a configured base and path segments that may come
-// from a turn or the model. It depends on the standard library only.
+// share (the credential broker, the Commonly backend, GitHub, web
+// search): checking a configured base URL, and building a request's URL
+// from it and path segments that may come from a turn or the model. It depends on the standard library only.
 package httpwire
 
 import (
 	"fmt"
 	"net/url"
 )
+
+// IsHTTPURL reports whether u is an absolute http or https URL with a
+// host: what a configured base URL must be. (url.Parse lowercases the
+// scheme.)
+func IsHTTPURL(u *url.URL) bool {
+	return u != nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
 
 // SegmentError is a path segment JoinSegments refuses. Callers report it
 // in their own words with Segment.

@@ -60,3 +60,31 @@ func TestSegmentErrorText(t *testing.T) {
 		t.Errorf("Error() = %q", got)
 	}
 }
+
+func TestIsHTTPURL(t *testing.T) {
+	cases := map[string]bool{
+		"https://api.test":          true,
+		"http://127.0.0.1:8080/v1":  true,
+		"HTTPS://API.test":          true,
+		"https://user@api.test/x?y": true,
+		"ftp://api.test":            false,
+		"https://":                  false,
+		"https:api.test":            false,
+		"/v1/users":                 false,
+		"api.test":                  false,
+		"":                          false,
+		"mailto:a@b.test":           false,
+	}
+	for raw, want := range cases {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatalf("%q: %v", raw, err)
+		}
+		if got := IsHTTPURL(u); got != want {
+			t.Errorf("IsHTTPURL(%q) = %v, want %v", raw, got, want)
+		}
+	}
+	if IsHTTPURL(nil) {
+		t.Error("IsHTTPURL(nil) = true")
+	}
+}

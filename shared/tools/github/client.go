@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/tools"
 )
 
@@ -86,7 +87,7 @@ func New(cfg Config) (*Client, error) {
 		base = DefaultURL
 	}
 	u, err := url.Parse(strings.TrimRight(base, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || !httpwire.IsHTTPURL(u) {
 		return nil, fmt.Errorf("github: %s must be an http(s) URL", EnvURL)
 	}
 	if cfg.Tokens == nil {

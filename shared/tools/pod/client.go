@@ -34,6 +34,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/tools"
 )
 
@@ -91,7 +92,7 @@ var _ Poster = (*Client)(nil)
 // New validates the configuration.
 func New(cfg Config) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || !httpwire.IsHTTPURL(u) {
 		return nil, fmt.Errorf("pod: %s must be an http(s) URL", EnvURL)
 	}
 	if cfg.Tokens == nil {

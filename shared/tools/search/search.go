@@ -35,6 +35,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/tools"
 )
@@ -124,7 +125,7 @@ func New(cfg Config) (*Tool, error) {
 		base = defaultURLs[cfg.Provider]
 	}
 	u, err := url.Parse(strings.TrimRight(base, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || !httpwire.IsHTTPURL(u) {
 		return nil, fmt.Errorf("search: %s must be an http(s) URL", EnvURL)
 	}
 	hc := cfg.HTTPClient
