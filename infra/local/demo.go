@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/functions/turn/handler"
 	"github.com/commonly/runtime/infra/local/gateway"
 	"github.com/commonly/runtime/shared/runs"
 )
@@ -30,7 +29,7 @@ const demoMessage = "Hello! What is the sum of the squares of 1..10?\n\n```pytho
 // the API and prints its transcript, usage and cost, and how to call it.
 func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods *backend, out *os.File) error {
 	now := time.Now()
-	admin, err := gateway.MintToken(secret, "commonly-backend", []string{handler.ServiceScope}, 24*time.Hour, now)
+	admin, err := gateway.MintServiceToken(secret, gateway.ServiceSubject, now)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/functions/turn/handler"
 	"github.com/commonly/runtime/infra/local/gateway"
 	"github.com/commonly/runtime/shared/store/embedded"
 )
@@ -165,11 +164,13 @@ func printToken(args []string, secret []byte, out *os.File) error {
 	if len(args) == 0 {
 		return errors.New("usage: local token SUB [admin]")
 	}
-	var scopes []string
+	var tok string
+	var err error
 	if len(args) > 1 && args[1] == "admin" {
-		scopes = []string{handler.ServiceScope}
+		tok, err = gateway.MintServiceToken(secret, args[0], time.Now())
+	} else {
+		tok, err = gateway.MintToken(secret, args[0], nil, 24*time.Hour, time.Now())
 	}
-	tok, err := gateway.MintToken(secret, args[0], scopes, 24*time.Hour, time.Now())
 	if err != nil {
 		return err
 	}

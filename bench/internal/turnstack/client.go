@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/bench/internal/script"
-	"github.com/commonly/runtime/functions/turn/handler"
 	"github.com/commonly/runtime/infra/local/gateway"
 	"github.com/commonly/runtime/shared/runs"
 )
@@ -34,7 +33,7 @@ func NewClient(base string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	admin, err := gateway.MintToken([]byte(Secret), "commonly-backend", []string{handler.ServiceScope}, 24*time.Hour, now)
+	admin, err := gateway.MintServiceToken([]byte(Secret), gateway.ServiceSubject, now)
 	if err != nil {
 		return nil, err
 	}

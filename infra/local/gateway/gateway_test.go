@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/commonly/runtime/functions/turn/handler"
 )
 
 var secret = []byte("test-secret")
@@ -74,3 +77,18 @@ func TestGatewayBuildsAPIGatewayEvents(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func TestServiceTokenCarriesTheServiceScope(t *testing.T) {
+	now := time.Now()
+	tok, err := MintServiceToken(secret, ServiceSubject, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, err := VerifyToken(secret, "Bearer "+tok, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claims["sub"] != "commonly-backend" || claims["scope"] != handler.ServiceScope || claims["exp"] != fmt.Sprint(now.Add(24*time.Hour).Unix()) {
+		t.Errorf("claims %v", claims)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/commonly/runtime/functions/turn/handler"
 )
 
 // issuer and audience of local tokens; the verifier requires both, as the
@@ -26,6 +28,16 @@ func MintToken(secret []byte, sub string, scopes []string, ttl time.Duration, no
 		claims["scope"] = strings.Join(scopes, " ")
 	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
+}
+
+// ServiceSubject is the subject of the Commonly backend's tokens.
+const ServiceSubject = "commonly-backend"
+
+// MintServiceToken signs a local token for sub with the service scope
+// (handler.ServiceScope), valid 24 h: the Commonly backend's, with
+// ServiceSubject.
+func MintServiceToken(secret []byte, sub string, now time.Time) (string, error) {
+	return MintToken(secret, sub, []string{handler.ServiceScope}, 24*time.Hour, now)
 }
 
 // VerifyToken checks an "Authorization: Bearer" header and returns the
