@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/commonly/runtime/shared/textcap"
 )
 
 // QueryParameters is the JSON Schema of the arguments DecodeQuery reads
@@ -38,7 +39,7 @@ func DecodeQuery(args json.RawMessage, maxChars, defResults, maxResults int) (st
 		return "", 0, fmt.Errorf("%w: query is required", ErrBadArguments)
 	}
 	query := strings.TrimSpace(*a.Query)
-	if utf8.RuneCountInString(query) > maxChars {
+	if textcap.Len(query) > maxChars {
 		return "", 0, fmt.Errorf("%w: query is longer than %d characters", ErrBadArguments, maxChars)
 	}
 	n := defResults

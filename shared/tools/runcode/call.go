@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
+	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/tools"
 )
 
@@ -39,7 +39,7 @@ func (t *Tool) Call(ctx context.Context, env tools.Env, raw json.RawMessage) too
 		return tools.Result{Err: err}
 	}
 	lang := sandbox.Language(args.Language)
-	chars := utf8.RuneCountInString(args.Code)
+	chars := textcap.Len(args.Code)
 	rejected := func(format string, a ...any) tools.Result {
 		r := tools.Errorf(format, a...)
 		r.CodeRun = &runs.CodeRun{Language: args.Language, CodeChars: chars, ExitKind: ExitRejected}

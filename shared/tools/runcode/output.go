@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/commonly/runtime/shared/sandbox"
+	"github.com/commonly/runtime/shared/textcap"
 )
 
 // Output is what a run returns to the model (as {"ok":true,...Output}).
@@ -50,7 +50,7 @@ func (t *Tool) shape(e sandbox.Execution, runsLeft int) Output {
 // clip bounds s to about limit characters, keeping its head and its tail
 // (where tracebacks and final results are) around a note of what was cut.
 func clip(s string, limit int) string {
-	total := utf8.RuneCountInString(s)
+	total := textcap.Len(s)
 	if total <= limit {
 		return s
 	}
@@ -72,7 +72,7 @@ func clipAll(results []string, limit int) []string {
 		}
 		c := clip(r, left)
 		out = append(out, c)
-		left -= utf8.RuneCountInString(r)
+		left -= textcap.Len(r)
 	}
 	return out
 }
