@@ -40,19 +40,19 @@ func (t *Tool) Call(ctx context.Context, env tools.Env, raw json.RawMessage) too
 	}
 	lang := sandbox.Language(args.Language)
 	chars := textcap.Len(args.Code)
-	rejected := func(format string, a ...any) tools.Result {
-		r := tools.Errorf(format, a...)
-		r.CodeRun = &runs.CodeRun{Language: args.Language, CodeChars: chars, ExitKind: ExitRejected}
-		return r
+	// rejected records a call that ran nothing on the step, as a rejected run.
+	rejected := func(res tools.Result) tools.Result {
+		res.CodeRun = &runs.CodeRun{Language: args.Language, CodeChars: chars, ExitKind: ExitRejected}
+		return res
 	}
 	switch {
 	case !lang.Valid():
-		return rejected("%w: language must be %q or %q", tools.ErrBadArguments, sandbox.Python, sandbox.JavaScript)
+		return rejected(tools.Errorf("%w: language must be %q or %q", tools.ErrBadArguments, sandbox.Python, sandbox.JavaScript))
 	case strings.TrimSpace(args.Code) == "":
-		return rejected("%w: code is empty", tools.ErrBadArguments)
+		return rejected(tools.Errorf("%w: code is empty", tools.ErrBadArguments))
 	case chars > t.cfg.MaxCodeChars:
-		return rejected("code is %d characters long; the limit is %d characters per run: send a shorter program",
-			chars, t.cfg.MaxCodeChars)
+		return rejected(tools.Errorf("code is %d characters long; the limit is %d characters per run: send a shorter program",
+			chars, t.cfg.MaxCodeChars))
 	}
 
 	t.callMu.Lock()
@@ -65,10 +65,10 @@ func (t *Tool) Call(ctx context.Context, env tools.Env, raw json.RawMessage) too
 		return tools.Fail(runs.ErrSandbox, true, fmt.Errorf("runcode: sandbox lost earlier in the turn: %w", t.lost))
 	case t.closed:
 		t.mu.Unlock()
-		return rejected("code execution has ended for this turn")
+		return rejected(tools.Errorf("code execution has ended for this turn"))
 	case t.runs >= t.cfg.MaxRuns:
 		t.mu.Unlock()
-		return rejected("run limit reached: at most %d code runs per turn; answer with what you have", t.cfg.MaxRuns)
+		return rejected(tools.Errorf("run limit reached: at most %d code runs per turn; answer with what you have", t.cfg.MaxRuns))
 	}
 	t.runs++
 	runsLeft := t.cfg.MaxRuns - t.runs
@@ -76,8 +76,7 @@ func (t *Tool) Call(ctx context.Context, env tools.Env, raw json.RawMessage) too
 
 	s, res := t.ensureSession(ctx, env)
 	if s == nil {
-		res.CodeRun = &runs.CodeRun{Language: args.Language, CodeChars: chars, ExitKind: ExitRejected}
-		return res
+		return rejected(res)
 	}
 	return t.execute(ctx, s, lang, args.Code, chars, runsLeft)
 }
