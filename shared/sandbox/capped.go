@@ -53,12 +53,21 @@ func (b *CappedBuffer) String() string {
 	if !b.truncated {
 		return string(b.buf)
 	}
-	return string(TrimPartialRune(b.buf)) + TruncatedMarker
+	return Cut(b.buf, len(b.buf))
+}
+
+// Cut is the first n bytes of p (n <= len(p)) followed by
+// TruncatedMarker. A rune split by the cut is removed rather than shown
+// broken.
+func Cut[T string | []byte](p T, n int) string {
+	return string(trimPartialRune(p[:n])) + TruncatedMarker
 }
 
 // TrimPartialRune removes an incomplete UTF-8 sequence left at the end of
 // p by a cut at a byte offset.
-func TrimPartialRune(p []byte) []byte {
+func TrimPartialRune(p []byte) []byte { return trimPartialRune(p) }
+
+func trimPartialRune[T string | []byte](p T) T {
 	// A rune is at most 4 bytes, so only the last 3 can start a partial one.
 	for i := 1; i <= 3 && i <= len(p); i++ {
 		c := p[len(p)-i]
@@ -66,7 +75,7 @@ func TrimPartialRune(p []byte) []byte {
 			return p // ASCII: nothing is split
 		}
 		if utf8.RuneStart(c) {
-			if !utf8.FullRune(p[len(p)-i:]) {
+			if !utf8.FullRune([]byte(p[len(p)-i:])) {
 				return p[:len(p)-i]
 			}
 			return p

@@ -119,6 +119,28 @@ func TestTrimPartialRune(t *testing.T) {
 	}
 }
 
+func TestCut(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abcdef", 4, "abcd"},
+		{"ab€x", 4, "ab"}, // the split euro sign is dropped
+		{"ab€x", 5, "ab€"},
+		{"abc", 3, "abc"},
+		{"abc", 0, ""},
+	} {
+		want := c.want + TruncatedMarker
+		if got := Cut(c.s, c.n); got != want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", c.s, c.n, got, want)
+		}
+		if got := Cut([]byte(c.s), c.n); got != want {
+			t.Errorf("Cut([]byte(%q), %d) = %q, want %q", c.s, c.n, got, want)
+		}
+	}
+}
+
 func TestLanguageValid(t *testing.T) {
 	for l, want := range map[Language]bool{Python: true, JavaScript: true, "js": false, "": false, "typescript": false} {
 		if l.Valid() != want {

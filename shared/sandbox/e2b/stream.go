@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/commonly/runtime/shared/sandbox"
@@ -63,18 +62,21 @@ func (p *present) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// formats names the rich formats the line carries, in name order.
 func (l *streamLine) formats() []string {
 	var f []string
-	for name, ok := range map[string]present{
-		"markdown": l.Markdown, "html": l.HTML, "svg": l.SVG, "png": l.PNG, "jpeg": l.JPEG,
-		"pdf": l.PDF, "latex": l.LaTeX, "javascript": l.JavaScript, "json": l.JSON,
-		"data": l.Data, "chart": l.Chart,
+	for _, x := range [...]struct {
+		name string
+		ok   present
+	}{ // sorted by name
+		{"chart", l.Chart}, {"data", l.Data}, {"html", l.HTML}, {"javascript", l.JavaScript},
+		{"jpeg", l.JPEG}, {"json", l.JSON}, {"latex", l.LaTeX}, {"markdown", l.Markdown},
+		{"pdf", l.PDF}, {"png", l.PNG}, {"svg", l.SVG},
 	} {
-		if ok {
-			f = append(f, name)
+		if x.ok {
+			f = append(f, x.name)
 		}
 	}
-	sort.Strings(f)
 	return f
 }
 
@@ -201,7 +203,7 @@ func (a *accumulator) addResult(m *streamLine) {
 		return
 	}
 	if room := sandbox.MaxStreamBytes - a.resultBytes; len(text) > room {
-		text = string(sandbox.TrimPartialRune([]byte(text[:room]))) + sandbox.TruncatedMarker
+		text = sandbox.Cut(text, room)
 		a.truncated = true
 	}
 	a.resultBytes += len(text)
@@ -213,7 +215,7 @@ func (a *accumulator) cap(s string) string {
 		return s
 	}
 	a.truncated = true
-	return string(sandbox.TrimPartialRune([]byte(s[:sandbox.MaxStreamBytes]))) + sandbox.TruncatedMarker
+	return sandbox.Cut(s, sandbox.MaxStreamBytes)
 }
 
 func (a *accumulator) execution() sandbox.Execution {

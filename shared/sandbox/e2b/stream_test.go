@@ -50,6 +50,13 @@ func TestReadExecution(t *testing.T) {
 			want: sandbox.Execution{Results: []string{"[html, png output not shown]"}},
 		},
 		{
+			name: "every rich format is named, in name order",
+			stream: `{"type": "result", "svg": "s", "png": "p", "pdf": "p", "markdown": "m", "latex": "l", "json": {}, "jpeg": "j", "javascript": "j", "html": "h", "data": {}, "chart": {}}
+{"type": "end_of_execution"}
+`,
+			want: sandbox.Execution{Results: []string{"[chart, data, html, javascript, jpeg, json, latex, markdown, pdf, png, svg output not shown]"}},
+		},
+		{
 			name: "unknown types, blank and malformed lines are skipped",
 			stream: `{"type": "future_thing", "text": "no"}
 

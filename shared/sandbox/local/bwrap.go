@@ -51,6 +51,18 @@ func rootFSArgs(extraRO []string) []string {
 	return a
 }
 
+// sandboxPath is PATH inside the sandbox: the system's program
+// directories and those of interpreters installed outside /usr.
+func sandboxPath(interpreters ...interpreter) string {
+	path := "/usr/local/bin:/usr/bin:/bin"
+	for _, in := range interpreters {
+		if len(in.argv) > 0 && !strings.HasPrefix(in.argv[0], "/usr/") {
+			path += ":" + in.argv[0][:strings.LastIndex(in.argv[0], "/")]
+		}
+	}
+	return path
+}
+
 // args is the whole bwrap command line of one run of argv in dir.
 func (p *Provider) args(dir string, argv []string) []string {
 	a := []string{
@@ -63,12 +75,6 @@ func (p *Provider) args(dir string, argv []string) []string {
 		"--hostname", "sandbox",
 	}
 	a = append(a, p.rootFS...)
-	path := "/usr/local/bin:/usr/bin:/bin"
-	for _, in := range []interpreter{p.python, p.node} {
-		if len(in.argv) > 0 && !strings.HasPrefix(in.argv[0], "/usr/") {
-			path += ":" + in.argv[0][:strings.LastIndex(in.argv[0], "/")]
-		}
-	}
 	a = append(a,
 		"--proc", "/proc",
 		"--dev", "/dev",
@@ -80,7 +86,7 @@ func (p *Provider) args(dir string, argv []string) []string {
 		"--remount-ro", "/",
 		// Nothing of the host's environment: only what interpreters need.
 		"--clearenv",
-		"--setenv", "PATH", path,
+		"--setenv", "PATH", p.path,
 		"--setenv", "HOME", WorkDir,
 		"--setenv", "LANG", "C.UTF-8",
 		"--setenv", "TMPDIR", "/tmp",

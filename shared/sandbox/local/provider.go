@@ -79,6 +79,7 @@ type Provider struct {
 	python  interpreter
 	node    interpreter
 	rootFS  []string // bwrap arguments for the read-only system view
+	path    string   // PATH inside the sandbox
 	probeMu sync.Mutex
 	probed  bool
 }
@@ -146,6 +147,7 @@ func New(cfg Config) *Provider {
 		}
 	}
 	p.rootFS = rootFSArgs(extra)
+	p.path = sandboxPath(p.python, p.node)
 	return p
 }
 
