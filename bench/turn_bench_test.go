@@ -12,6 +12,7 @@ import (
 
 	"github.com/commonly/runtime/bench/internal/procstat"
 	"github.com/commonly/runtime/bench/internal/turnstack"
+	"github.com/commonly/runtime/infra/local/gateway"
 )
 
 // warmTurns are run before measuring: the first turns fill the install
@@ -114,14 +115,14 @@ func turnEvent(idemKey string) events.APIGatewayV2HTTPRequest {
 			"content-type": "application/json", "prefer": "wait=25", "idempotency-key": idemKey,
 		},
 		PathParameters: map[string]string{"installId": turnstack.InstallID},
-		Body:           `{"message":"` + turnstack.Message + `","trigger":"bench"}`,
+		Body:           turnstack.TurnBody,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
 			AccountID: "000000000000", APIID: "local", Stage: "$default", RouteKey: "POST /v1/installs/{installId}/turns",
 			RequestID: idemKey, TimeEpoch: now.UnixMilli(),
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: http.MethodPost, Path: path, Protocol: "HTTP/1.1", SourceIP: "127.0.0.1"},
 			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
 				JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{
-					"sub": turnstack.UserID, "iss": "commonly-local", "aud": "commonly-turns",
+					"sub": turnstack.UserID, "iss": gateway.Issuer, "aud": gateway.Audience,
 				}},
 			},
 		},

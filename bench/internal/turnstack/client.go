@@ -55,8 +55,8 @@ func (c *Client) CreateInstall(ctx context.Context) error {
 	return nil
 }
 
-// turnBody is the request of every turn.
-var turnBody = func() string {
+// TurnBody is the request body of every turn.
+var TurnBody = func() string {
 	b, _ := json.Marshal(map[string]string{"message": Message, "trigger": "bench"})
 	return string(b)
 }()
@@ -102,7 +102,7 @@ func (c *Client) Floor(ctx context.Context) error {
 func (c *Client) turnRequest(ctx context.Context, label string) (key string, body []byte, err error) {
 	key = c.NewIdempotencyKey()
 	status, b, err := c.do(ctx, http.MethodPost, "/v1/installs/"+InstallID+"/turns", c.user,
-		map[string]string{"Prefer": "wait=25", "Idempotency-Key": key}, turnBody)
+		map[string]string{"Prefer": "wait=25", "Idempotency-Key": key}, TurnBody)
 	if err != nil {
 		return key, nil, err
 	}

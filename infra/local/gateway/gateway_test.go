@@ -28,8 +28,8 @@ func TestVerifyToken(t *testing.T) {
 	}
 	expired, _ := MintToken(secret, "user-1", nil, time.Minute, now.Add(-time.Hour))
 	otherKey, _ := MintToken([]byte("other"), "user-1", nil, time.Hour, now)
-	none, _ := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"sub": "user-1", "iss": localIssuer, "aud": localAudience, "exp": now.Add(time.Hour).Unix()}).SignedString(jwt.UnsafeAllowNoneSignatureType)
-	noAud, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "u", "iss": localIssuer, "exp": now.Add(time.Hour).Unix()}).SignedString(secret)
+	none, _ := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"sub": "user-1", "iss": Issuer, "aud": Audience, "exp": now.Add(time.Hour).Unix()}).SignedString(jwt.UnsafeAllowNoneSignatureType)
+	noAud, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "u", "iss": Issuer, "exp": now.Add(time.Hour).Unix()}).SignedString(secret)
 	for name, h := range map[string]string{
 		"expired": "Bearer " + expired, "wrong key": "Bearer " + otherKey, "alg none": "Bearer " + none,
 		"no audience": "Bearer " + noAud, "not bearer": "Basic " + good, "empty": "",

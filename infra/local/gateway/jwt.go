@@ -11,17 +11,17 @@ import (
 	"github.com/commonly/runtime/functions/turn/handler"
 )
 
-// issuer and audience of local tokens; the verifier requires both, as the
+// Issuer and Audience of local tokens; the verifier requires both, as the
 // API Gateway JWT authorizer does for its configured issuer and audience.
 const (
-	localIssuer   = "commonly-local"
-	localAudience = "commonly-turns"
+	Issuer   = "commonly-local"
+	Audience = "commonly-turns"
 )
 
 // MintToken signs a local HS256 token for sub with the given scopes.
 func MintToken(secret []byte, sub string, scopes []string, ttl time.Duration, now time.Time) (string, error) {
 	claims := jwt.MapClaims{
-		"sub": sub, "iss": localIssuer, "aud": localAudience,
+		"sub": sub, "iss": Issuer, "aud": Audience,
 		"iat": now.Unix(), "exp": now.Add(ttl).Unix(),
 	}
 	if len(scopes) > 0 {
@@ -49,7 +49,7 @@ func VerifyToken(secret []byte, authorization string, now time.Time) (map[string
 	}
 	claims := jwt.MapClaims{}
 	_, err := jwt.ParseWithClaims(raw, claims, func(t *jwt.Token) (any, error) { return secret, nil },
-		jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(localIssuer), jwt.WithAudience(localAudience),
+		jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(Issuer), jwt.WithAudience(Audience),
 		jwt.WithExpirationRequired(), jwt.WithTimeFunc(func() time.Time { return now }))
 	if err != nil {
 		return nil, fmt.Errorf("invalid token: %w", err)
