@@ -7,6 +7,7 @@ import (
 	"github.com/commonly/runtime/shared/textcap"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/commonly/runtime/shared/llm"
@@ -87,7 +88,7 @@ func capContext(msgs []message, count int, token string) contextOutput {
 		msgs = msgs[len(msgs)-count:]
 	}
 	out := contextOutput{Messages: []contextMessage{}}
-	total, kept := 0, 0
+	total := 0
 	cut := false
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
@@ -102,13 +103,10 @@ func capContext(msgs []message, count int, token string) contextOutput {
 			ID: textcap.Scrub(m.ID, token), Author: author, Content: content,
 			CreatedAt: textcap.Scrub(m.CreatedAt, token), Truncated: truncated,
 		})
-		kept++
 	}
 	// Built newest first; the model reads a conversation oldest first.
-	for i, j := 0, len(out.Messages)-1; i < j; i, j = i+1, j-1 {
-		out.Messages[i], out.Messages[j] = out.Messages[j], out.Messages[i]
-	}
-	switch dropped := len(msgs) - kept; {
+	slices.Reverse(out.Messages)
+	switch dropped := len(msgs) - len(out.Messages); {
 	case dropped > 0:
 		out.Note = fmt.Sprintf("%d older messages omitted and long messages cut to %d characters: the context is capped at %d characters", dropped, maxMessageRead, maxContextRead)
 	case cut:
