@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/bench/internal/turnstack"
@@ -50,7 +49,7 @@ func newRig(tb testing.TB, level slog.Level, env map[string]string) *rig {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	gw := &gateway.Gateway{Secret: []byte(turnstack.Secret), Invoke: r.built.Handler.HandleHTTP, Now: time.Now, Log: log}
+	gw := &gateway.Gateway{Secret: []byte(turnstack.Secret), Invoke: r.built.Handler.HandleHTTP, Log: log}
 	api := httptest.NewServer(gw)
 	tb.Cleanup(api.Close)
 	if r.client, err = turnstack.NewClient(api.URL); err != nil {

@@ -126,7 +126,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		handler = &gateway.Gateway{Secret: []byte(turnstack.Secret), Invoke: built.Handler.HandleHTTP, Now: time.Now, Log: log}
+		handler = &gateway.Gateway{Secret: []byte(turnstack.Secret), Invoke: built.Handler.HandleHTTP, Log: log}
 	}
 
 	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
