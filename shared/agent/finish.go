@@ -3,10 +3,10 @@ package agent
 import (
 	"context"
 	"fmt"
-	"github.com/commonly/runtime/shared/textcap"
 	"strings"
 
 	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/textcap"
 )
 
 // answerFinish reports the finish reasons of a complete answer. "length"

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/commonly/runtime/shared/textcap"
 	"io"
 	"net"
 	"net/http"
+
+	"github.com/commonly/runtime/shared/textcap"
 )
 
 // maxErrorBody bounds how much of an error body is read for classification.

@@ -1,8 +1,9 @@
 package llm
 
 import (
-	"github.com/commonly/runtime/shared/textcap"
 	"regexp"
+
+	"github.com/commonly/runtime/shared/textcap"
 )
 
 // maxMessage bounds CallError.Message, which is stored on the run.

@@ -3,11 +3,12 @@ package llm
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/commonly/runtime/shared/textcap"
 	"net/http"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/commonly/runtime/shared/textcap"
 )
 
 // CallIDHeader is LiteLLM's id of a call, kept for reconciliation.
