@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/commonly/runtime/shared/broker"
 	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/tools"
 )
@@ -38,7 +39,7 @@ import (
 // broker audience of their token.
 const (
 	Connector = "github"
-	Audience  = "github"
+	Audience  = broker.AudienceGitHub
 )
 
 // Tool names.

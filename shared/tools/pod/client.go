@@ -34,6 +34,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/commonly/runtime/shared/broker"
 	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/tools"
 )
@@ -51,7 +52,7 @@ const (
 )
 
 // audience is the broker audience of Commonly tokens.
-const audience = "commonly"
+const audience = broker.AudienceCommonly
 
 // defaultTimeout applies when Config has no HTTP client.
 const defaultTimeout = 15 * time.Second
