@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/commonly/runtime/shared/textcap"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/tools"
 )
 

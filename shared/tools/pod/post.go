@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/commonly/runtime/shared/textcap"
 	"net/http"
 	"strings"
 
 	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/tools"
 )
 

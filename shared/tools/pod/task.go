@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/commonly/runtime/shared/textcap"
 	"net/http"
 	"strings"
 
 	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/tools"
 )
 

@@ -28,7 +28,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/commonly/runtime/shared/textcap"
 	"io"
 	"net/http"
 	"net/url"
@@ -37,6 +36,7 @@ import (
 
 	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/tools"
 )
 
