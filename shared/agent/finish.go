@@ -74,8 +74,6 @@ func (tr *turn) post(ctx context.Context, content string) error {
 // return of Run goes through here.
 func (tr *turn) finish(e *Error, refund bool) Outcome {
 	r := tr.run
-	// Nothing to add: keeps CostMicros the sum of the parts on every path.
-	r.AddCost(runs.Cost{})
 	done := tr.now().UTC()
 	attrs := []any{"steps", len(r.Steps), "tokens", r.Tokens.Total, "costMicros", int64(r.CostMicros),
 		"elapsedMs", done.Sub(tr.budget.start).Milliseconds(), "postedToPod", r.PostedToPod}
