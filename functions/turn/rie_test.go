@@ -43,8 +43,9 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	cmd.Env = []string{
 		"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(),
 		"STATE_TABLE=" + tables.State, "RUNS_TABLE=" + tables.Runs, "TURN_DISPATCH=inline",
-		"AWS_ENDPOINT_URL_DYNAMODB=" + db.URL, "AWS_REGION=us-east-1",
-		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
+	}
+	for k, v := range db.AWSEnv() {
+		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
