@@ -10,6 +10,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/commonly/runtime/shared/httpwire"
 )
 
 // Client calls an OpenAI-compatible chat-completions endpoint.
@@ -25,7 +27,7 @@ type Client struct {
 // chat-completions service is built, from explicit options.
 func New(cfg Config) (*Client, error) {
 	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || !httpwire.IsHTTPURL(u) {
 		// The URL itself is not echoed: it may carry credentials.
 		return nil, errors.New("llm: base URL must be an absolute http(s) URL")
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/shared/agent"
+	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/install"
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/money"
@@ -134,7 +135,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		if u == "" {
 			continue
 		}
-		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		if p, err := url.Parse(u); err != nil || !httpwire.IsHTTPURL(p) {
 			errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", name, u))
 		}
 	}
