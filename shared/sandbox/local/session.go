@@ -124,8 +124,12 @@ func (s *Session) Kill(ctx context.Context) error {
 }
 
 // exceptionLine matches the "Name: message" line interpreters print last
-// for an uncaught exception (Python's traceback, node's stack head).
-var exceptionLine = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception|Interrupt|Exit|Warning)):?\s?(.*)$`)
+// for an uncaught exception (Python's traceback, node's stack head). It is
+// compiled on first use: a function with an E2B key never runs code here,
+// so its cold start should not pay for it.
+var exceptionLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception|Interrupt|Exit|Warning)):?\s?(.*)$`)
+})
 
 // exitError describes a non-zero exit the way E2B reports exceptions, so
 // the model sees one shape whichever provider ran its code. The traceback
@@ -133,7 +137,7 @@ var exceptionLine = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.]*(?:Error|Except
 func exitError(code int, stderr string) *sandbox.ExecError {
 	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
 	for i := len(lines) - 1; i >= 0 && i >= len(lines)-40; i-- {
-		if m := exceptionLine.FindStringSubmatch(strings.TrimSpace(lines[i])); m != nil {
+		if m := exceptionLine().FindStringSubmatch(strings.TrimSpace(lines[i])); m != nil {
 			return &sandbox.ExecError{Name: m[1], Value: m[2]}
 		}
 	}
