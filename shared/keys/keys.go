@@ -15,6 +15,11 @@
 //
 // The runs table (RUNS_TABLE) holds one AgentRun per item under runId; its
 // stream feeds the cost alarm.
+//
+// Both tables expire items through DynamoDB's TTL on the attribute TTL
+// (epoch seconds): idempotency records a day after they were made, sandbox
+// records a day after their lifetime, runs and daily usage Retention after
+// their day. Plans and installs never expire.
 package keys
 
 import (
@@ -28,12 +33,14 @@ import (
 
 // Attribute names of the state table's keys and index.
 const (
-	PK         = "pk"
-	SK         = "sk"
-	GSI1PK     = "gsi1pk"
-	GSI1SK     = "gsi1sk"
-	LiveIndex  = "live"
-	RunID      = "runId"
+	PK        = "pk"
+	SK        = "sk"
+	GSI1PK    = "gsi1pk"
+	GSI1SK    = "gsi1sk"
+	LiveIndex = "live"
+	RunID     = "runId"
+	// TTL is the attribute both tables' time to live reads (epoch seconds).
+	TTL        = "ttl"
 	LiveValue  = "SANDBOX#live"
 	skInstall  = "INSTALL"
 	skPlan     = "PLAN"
@@ -42,6 +49,17 @@ const (
 	dayPrefix  = "DAY#"
 	userPrefix = "USER#"
 )
+
+// Retention is how long runs and daily usage are kept after their UTC day:
+// long enough for support and the monthly invoice, short enough that user
+// messages do not linger.
+const Retention = 90 * 24 * time.Hour
+
+// ExpiresAfterDay is the TTL value of an item kept Retention after the end
+// of the UTC day t falls on (a run's admission, a usage counter's day).
+func ExpiresAfterDay(t time.Time) int64 {
+	return utcday.ResetsAt(t).Add(Retention).Unix()
+}
 
 // Key is a composite state-table key.
 type Key struct {

@@ -81,3 +81,20 @@ func TestLiveSortOrdersChronologically(t *testing.T) {
 		t.Errorf("fractions must sort after the whole second: %s vs %s", whole, half)
 	}
 }
+
+func TestExpiresAfterDayCountsFromTheEndOfTheUTCDay(t *testing.T) {
+	end := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC).Add(Retention).Unix()
+	cases := map[string]time.Time{
+		"first instant of the day": time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC),
+		"last instant of the day":  time.Date(2026, 12, 2, 23, 59, 59, 999999999, time.UTC),
+		"a zone ahead of UTC":      time.Date(2026, 12, 3, 9, 0, 0, 0, time.FixedZone("UTC+14", 14*3600)),
+	}
+	for name, at := range cases {
+		if got := ExpiresAfterDay(at); got != end {
+			t.Errorf("%s: ExpiresAfterDay(%s) = %d, want %d", name, at, got, end)
+		}
+	}
+	if next := ExpiresAfterDay(time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)); next != end+86400 {
+		t.Errorf("midnight starts the next day: got %d, want %d", next, end+86400)
+	}
+}

@@ -15,7 +15,7 @@ import (
 )
 
 // Namespace of every metric of the runtime.
-const Namespace = "Commonly/Turns"
+const Namespace = "Commonly/HostedRuntime"
 
 // Units used by the runtime.
 const (

@@ -117,12 +117,15 @@ func encodeTime(t time.Time) types.AttributeValue { return str(t.UTC().Format(ti
 
 // marshalRun encodes a run, leaving out empty lists: a missing list reads
 // back as empty, and not every DynamoDB-compatible server keeps `L: []`.
+// Every write of a run carries its TTL, kept keys.Retention after the day
+// it was admitted on.
 func marshalRun(r *runs.Run) (map[string]types.AttributeValue, error) {
 	item, err := attributevalue.MarshalMap(r)
 	if err != nil {
 		return nil, fmt.Errorf("marshal run %s: %w", r.RunID, err)
 	}
 	dropEmptyLists(item)
+	item[keys.TTL] = num(keys.ExpiresAfterDay(r.CreatedAt))
 	return item, nil
 }
 

@@ -54,13 +54,15 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 	if a.IdempotencyKey != "" {
 		idem := stateKey(keys.Idempotency(a.CallerID, a.Run.InstallID, a.IdempotencyKey))
 		idem["runId"], idem["requestHash"] = str(a.Run.RunID), str(a.Run.RequestHash)
-		idem["expiresAt"] = num(a.Now.Add(d.IdempotencyTTL).Unix()) // the table's TTL attribute
+		// The TTL attribute: DynamoDB deletes the record some time after it
+		// passes, and the condition below lets an expired key be reused before.
+		idem[keys.TTL] = num(a.Now.Add(d.IdempotencyTTL).Unix())
 		idemIdx = len(items)
 		items = append(items, types.TransactWriteItem{Put: &types.Put{
 			TableName:                           aws.String(d.tables.State),
 			Item:                                idem,
 			ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR #exp < :now"),
-			ExpressionAttributeNames:            map[string]string{"#pk": keys.PK, "#exp": "expiresAt"},
+			ExpressionAttributeNames:            map[string]string{"#pk": keys.PK, "#exp": keys.TTL},
 			ExpressionAttributeValues:           map[string]types.AttributeValue{":now": num(a.Now.Unix())},
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}})
@@ -78,10 +80,10 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 	items = append(items, types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(d.tables.State),
 		Key:                       stateKey(keys.UsageOnDay(a.Run.UserID, a.Run.Day)),
-		UpdateExpression:          aws.String("ADD #t :one SET #u = :user, #d = :day"),
+		UpdateExpression:          aws.String("ADD #t :one SET #u = :user, #d = :day, #ttl = :ttl"),
 		ConditionExpression:       aws.String("attribute_not_exists(#t) OR #t < :limit"),
-		ExpressionAttributeNames:  map[string]string{"#t": attrTurns, "#u": "userId", "#d": "day"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1), ":limit": num(a.Limit), ":user": str(a.Run.UserID), ":day": str(a.Run.Day)},
+		ExpressionAttributeNames:  map[string]string{"#t": attrTurns, "#u": "userId", "#d": "day", "#ttl": keys.TTL},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1), ":limit": num(a.Limit), ":user": str(a.Run.UserID), ":day": str(a.Run.Day), ":ttl": num(keys.ExpiresAfterDay(a.Run.CreatedAt))},
 		// The current count tells a refused caller how much was used.
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}})

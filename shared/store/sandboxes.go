@@ -23,7 +23,7 @@ func (d *Dynamo) SandboxCreated(ctx context.Context, rec sandbox.Record) error {
 	}
 	item[keys.GSI1PK], item[keys.GSI1SK] = str(keys.LiveValue), str(keys.LiveSort(rec.ExpiresAt))
 	// Kept a day after expiry for audit, then removed by the table's TTL.
-	item["ttl"] = num(rec.ExpiresAt.Add(24 * time.Hour).Unix())
+	item[keys.TTL] = num(rec.ExpiresAt.Add(24 * time.Hour).Unix())
 	if _, err := d.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.tables.State), Item: item}); err != nil {
 		return fmt.Errorf("record sandbox %s: %w", rec.SandboxID, err)
 	}

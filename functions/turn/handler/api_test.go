@@ -137,7 +137,7 @@ func TestTurnLifecycleInline(t *testing.T) {
 	}
 
 	emf := e.emf.String()
-	for _, want := range []string{`"TurnsAdmitted":1`, `"Turns":1`, `"Status":"succeeded"`, `"TurnCostMicros":42`, `"Namespace":"Commonly/Turns"`} {
+	for _, want := range []string{`"TurnsAdmitted":1`, `"Turns":1`, `"Status":"succeeded"`, `"TurnCostMicros":42`, `"Namespace":"Commonly/HostedRuntime"`} {
 		if !strings.Contains(emf, want) {
 			t.Errorf("EMF output lacks %s: %s", want, emf)
 		}
