@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/functions/turn/handler"
 	"github.com/commonly/runtime/shared/broker/brokertest"
@@ -122,9 +123,12 @@ func apiEvent(method, path, sub string, admin bool, body string, headers map[str
 	}
 }
 
+// call serves one API request, checked against the OpenAPI document.
 func (s *stack) call(t *testing.T, ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 	t.Helper()
-	return s.h.HandleHTTP(context.Background(), ev)
+	resp := s.h.HandleHTTP(context.Background(), ev)
+	apitest.Check(t, ev, resp)
+	return resp
 }
 
 func (s *stack) install(t *testing.T, body string) {

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
+	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/turn/handler"
 	"github.com/commonly/runtime/shared/fallback"
 	"github.com/commonly/runtime/shared/install"
@@ -222,9 +223,13 @@ func withHeader(ev events.APIGatewayV2HTTPRequest, k, v string) events.APIGatewa
 	return ev
 }
 
+// do serves one API request, and checks the request and the response
+// against the OpenAPI document (api/openapi.yaml).
 func (e *env) do(t *testing.T, ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 	t.Helper()
-	return e.h.HandleHTTP(context.Background(), ev)
+	resp := e.h.HandleHTTP(context.Background(), ev)
+	apitest.Check(t, ev, resp)
+	return resp
 }
 
 // install creates an install through the API.

@@ -110,14 +110,14 @@ func (h *Handler) HandleHTTP(ctx context.Context, req events.APIGatewayV2HTTPReq
 			return problemResponse(problem(http.StatusNotFound, "route_not_found", "No such route", "no route matches "+req.RawPath))
 		}
 	}
-	if caller.ID == "" {
+	rt, ok := lookupRoute(routeKey)
+	if caller.ID == "" && (!ok || rt.access != public) {
 		return problemResponse(problemFor(turns.ErrUnauthenticated))
 	}
-	rt, ok := lookupRoute(routeKey)
 	if !ok {
 		return problemResponse(problem(http.StatusNotFound, "route_not_found", "No such route", "no route "+routeKey))
 	}
-	if rt.serviceOnly && !caller.Service {
+	if rt.access == service && !caller.Service {
 		return problemResponse(problemFor(turns.ErrForbidden))
 	}
 	resp, err := rt.serve(h, &request{ctx: ctx, req: &req, caller: caller, params: params, log: log})

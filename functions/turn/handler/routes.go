@@ -4,24 +4,38 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/commonly/runtime/api"
 )
 
 // route is one route of the API and the handler method that serves it.
 type route struct {
-	key string
-	// serviceOnly routes answer 403 to any other caller, before the body
-	// is read, so that validation reveals nothing to them.
-	serviceOnly bool
-	serve       func(*Handler, *request) (events.APIGatewayV2HTTPResponse, error)
+	key    string
+	access access
+	serve  func(*Handler, *request) (events.APIGatewayV2HTTPResponse, error)
 }
 
+// access is who may call a route.
+type access int
+
+const (
+	// callers: any authenticated caller; the service decides per resource.
+	callers access = iota
+	// service routes answer 403 to any caller but the Commonly backend,
+	// before the body is read, so that validation reveals nothing to them.
+	service
+	// public routes need no identity: API Gateway gives them no authorizer.
+	public
+)
+
 var routeTable = []route{
-	{"PUT /v1/installs/{installId}", true, (*Handler).putInstall},
-	{"POST /v1/installs/{installId}/migration", true, (*Handler).migrate},
-	{"PUT /v1/users/{userId}/plan", true, (*Handler).setPlan},
-	{"POST /v1/installs/{installId}/turns", false, (*Handler).submitTurn},
-	{"GET /v1/runs/{runId}", false, (*Handler).getRun},
-	{"GET /v1/me/usage", false, (*Handler).usage},
+	{"PUT /v1/installs/{installId}", service, (*Handler).putInstall},
+	{"POST /v1/installs/{installId}/migration", service, (*Handler).migrate},
+	{"PUT /v1/users/{userId}/plan", service, (*Handler).setPlan},
+	{"POST /v1/installs/{installId}/turns", callers, (*Handler).submitTurn},
+	{"GET /v1/runs/{runId}", callers, (*Handler).getRun},
+	{"GET /v1/me/usage", callers, (*Handler).usage},
+	{"GET " + api.Path, public, (*Handler).openAPIDocument},
 }
 
 // Routes are the HTTP API's routes, in API Gateway's RouteKey form. The
@@ -34,6 +48,24 @@ var Routes = func() []string {
 	}
 	return keys
 }()
+
+// PublicRoutes are the routes that need no identity: the stack gives them
+// no authorizer.
+var PublicRoutes = routesWith(public)
+
+// ServiceRoutes are the routes only the Commonly backend may call (the
+// ServiceScope): the stack may require the scope on them.
+var ServiceRoutes = routesWith(service)
+
+func routesWith(a access) []string {
+	var keys []string
+	for _, r := range routeTable {
+		if r.access == a {
+			keys = append(keys, r.key)
+		}
+	}
+	return keys
+}
 
 // lookupRoute returns the route of a RouteKey.
 func lookupRoute(key string) (route, bool) {
