@@ -113,6 +113,10 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if out := invoke("no-auth.json"); status(out) != 401 {
 		t.Fatalf("no auth: %v", out)
 	}
+	// The public route answers the OpenAPI document without a token.
+	if out := invoke("get-openapi.json"); status(out) != 200 || !strings.Contains(out["body"].(string), `"openapi": "3.1.0"`) {
+		t.Fatalf("openapi.json: %v", status(out))
+	}
 }
 
 func freeAddr(t *testing.T) string {

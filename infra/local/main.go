@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/commonly/runtime/api"
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/local/gateway"
 	"github.com/commonly/runtime/shared/store/embedded"
@@ -97,8 +98,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	go func() { errc <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
 
-	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  DynamoDB:   %s (embedded, tables %s, %s)\n  dispatch:   %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
-		base, db.URL, cfg.Tables.State, cfg.Tables.Runs, cfg.Dispatch, modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
+	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded, tables %s, %s)\n  dispatch:   %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
+		base, base+api.Path, db.URL, cfg.Tables.State, cfg.Tables.Runs, cfg.Dispatch, modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
 	if err := demo(ctx, base, secret, cfg, pods, out); err != nil {
 		fmt.Fprintln(out, "demo failed:", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/commonly/runtime/api"
 	"github.com/commonly/runtime/functions/turn/handler"
 )
 
@@ -90,5 +91,36 @@ func TestServiceTokenCarriesTheServiceScope(t *testing.T) {
 	}
 	if claims["sub"] != "commonly-backend" || claims["scope"] != handler.ServiceScope || claims["exp"] != fmt.Sprint(now.Add(24*time.Hour).Unix()) {
 		t.Errorf("claims %v", claims)
+	}
+}
+
+// TestPublicRouteNeedsNoToken: the OpenAPI document's route is served
+// without a token, and a bad token does not stop it (API Gateway gives the
+// route no authorizer); the other routes still answer 401.
+func TestPublicRouteNeedsNoToken(t *testing.T) {
+	h := handler.New(nil, nil, discardLogger())
+	srv := httptest.NewServer(&Gateway{Secret: secret, Invoke: h.HandleHTTP, Log: discardLogger()})
+	defer srv.Close()
+	get := func(path, auth string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, auth := range []string{"", "Bearer forged"} {
+		if status, body := get(api.Path, auth); status != 200 || body != api.JSON {
+			t.Errorf("%s with %q: %d (%d bytes)", api.Path, auth, status, len(body))
+		}
+	}
+	if status, _ := get("/v1/me/usage", ""); status != 401 {
+		t.Errorf("usage without a token: %d", status)
 	}
 }
