@@ -16,14 +16,14 @@ LAMBDA_GOARCH ?= amd64
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 FUZZTIME ?= 10s
 
-.PHONY: run test deps tools build lint unit fuzz bench-smoke bench clean
+.PHONY: run test deps tools build lint api api-npm unit fuzz bench-smoke bench clean
 
 ## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080) and run the demo turn
 run: deps
 	$(GO) run ./infra/local
 
-## test: formatting, vet, staticcheck, every test, a short fuzz run, each benchmark once, the RIE invoke test
-test: deps tools build lint unit fuzz bench-smoke
+## test: formatting, vet, staticcheck, the API document's lint and typed client, every test, a short fuzz run, each benchmark once, the RIE invoke test
+test: deps tools build lint api unit fuzz bench-smoke
 
 ## deps: Debian packages the local sandbox needs (bubblewrap, python3, node)
 deps:
@@ -31,6 +31,7 @@ deps:
 	command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
 	[ -x /usr/bin/python3 ] || missing="$$missing python3"; \
 	command -v node >/dev/null || missing="$$missing nodejs"; \
+	command -v npm >/dev/null || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
@@ -59,6 +60,26 @@ lint:
 	$(GO) vet ./...
 	staticcheck ./...
 
+# api: the OpenAPI document (api/openapi.yaml) linted with @redocly/cli, its
+# TypeScript types generated with openapi-typescript and the example client
+# (api/client-example, openapi-fetch) type-checked with tsc; all pinned by
+# api/client-example/package-lock.json and installed here with `npm ci`
+# (only when the lockfile changes; from the npm registry, no install scripts).
+API_CLIENT := api/client-example
+export REDOCLY_TELEMETRY := off
+export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
+export NO_UPDATE_NOTIFIER := 1
+
+## api: lint the OpenAPI document, generate its TypeScript types, type-check the example client
+api: api-npm
+	cd $(API_CLIENT) && npm run --silent check
+
+api-npm: $(API_CLIENT)/node_modules/.package-lock.json
+$(API_CLIENT)/node_modules/.package-lock.json: $(API_CLIENT)/package.json $(API_CLIENT)/package-lock.json
+	@node -e 'const [a, b] = process.versions.node.split(".").map(Number); if (a < 20 || (a === 20 && b < 19)) { console.error("the API tools need node >= 20.19, found " + process.version); process.exit(1); }'
+	cd $(API_CLIENT) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
 unit:
 	RIE_BIN=$(GOBIN)/aws-lambda-rie TURN_BOOTSTRAP=$(CURDIR)/bin/turn/bootstrap $(GO) test -count=1 ./...
 
@@ -69,7 +90,7 @@ bench-smoke:
 	$(GO) test -run='^$$' -bench=. -benchtime=1x ./...
 
 clean:
-	rm -rf bin
+	rm -rf bin $(API_CLIENT)/node_modules $(API_CLIENT)/src/generated
 
 # bench: what a turn costs, side by side with @openai/agents (README, "Benchmarks").
 # The peer is installed from bench/peer/package-lock.json into a cache

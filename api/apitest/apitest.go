@@ -129,9 +129,9 @@ func (v *Validator) Validate(req events.APIGatewayV2HTTPRequest, resp events.API
 		// API Gateway's $default route: the function answers what no
 		// route matches itself.
 		if found {
-			return v.checkUnrouted(resp, http.StatusMethodNotAllowed, "MethodNotAllowedProblem")
+			return v.checkUnrouted(resp, http.StatusMethodNotAllowed, "MethodNotAllowed")
 		}
-		return v.checkUnrouted(resp, http.StatusNotFound, "RouteNotFoundProblem")
+		return v.checkUnrouted(resp, http.StatusNotFound, "RouteNotFound")
 	}
 	op := pathItem.GetOperation(method)
 	httpReq, err := httpRequest(req, template, params)
@@ -296,24 +296,26 @@ func matchTemplate(template string, segs []string) (map[string]string, bool) {
 }
 
 // checkUnrouted validates the function's answer to a request no route of
-// the document matches.
-func (v *Validator) checkUnrouted(resp events.APIGatewayV2HTTPResponse, status int, schemaName string) error {
+// the document matches against components/responses/<name>.
+func (v *Validator) checkUnrouted(resp events.APIGatewayV2HTTPResponse, status int, name string) error {
 	if resp.StatusCode != status {
 		return fmt.Errorf("no route of the document matches, so the answer must be %d, not %d", status, resp.StatusCode)
 	}
-	if ct := resp.Headers["Content-Type"]; ct != "application/problem+json" {
-		return fmt.Errorf("content type %q, want application/problem+json", ct)
-	}
-	ref := v.doc.Components.Schemas[schemaName]
+	ref := v.doc.Components.Responses[name]
 	if ref == nil || ref.Value == nil {
-		return fmt.Errorf("components/schemas/%s is missing", schemaName)
+		return fmt.Errorf("components/responses/%s is missing", name)
+	}
+	ct := resp.Headers["Content-Type"]
+	media := ref.Value.Content.Get(ct)
+	if media == nil || media.Schema == nil || media.Schema.Value == nil {
+		return fmt.Errorf("content type %q is not documented in components/responses/%s", ct, name)
 	}
 	var body any
 	if err := json.Unmarshal([]byte(resp.Body), &body); err != nil {
 		return fmt.Errorf("problem body: %w", err)
 	}
-	if err := ref.Value.VisitJSON(body, openapi3.EnableJSONSchema2020(), openapi3.MultiErrors()); err != nil {
-		return fmt.Errorf("%s: %w", schemaName, err)
+	if err := media.Schema.Value.VisitJSON(body, openapi3.EnableJSONSchema2020(), openapi3.MultiErrors()); err != nil {
+		return fmt.Errorf("components/responses/%s: %w", name, err)
 	}
 	v.see("problem " + problemSlug(resp))
 	return nil

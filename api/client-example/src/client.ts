@@ -1,0 +1,141 @@
+// A typed client of the Commonly hosted-turn API, the frontend's starting
+// point. Types come from the API's OpenAPI document (`npm run generate`
+// writes src/generated/schema.ts from ../openapi.yaml; in the frontend,
+// point openapi-typescript at GET /v1/openapi.json instead), calls go
+// through openapi-fetch, and `make test` type-checks this file against the
+// document, so a change of the API that breaks it fails there first.
+import createClient, { type Client } from "openapi-fetch";
+
+import type { components, paths } from "./generated/schema";
+
+export type AgentRun = components["schemas"]["AgentRun"];
+export type Usage = components["schemas"]["Usage"];
+export type RunStatus = components["schemas"]["RunStatus"];
+export type TurnClient = Client<paths>;
+
+/** Every error body the API documents: a problem (RFC 9457) or API Gateway's own message. */
+type ErrorBody =
+  | components["responses"][keyof components["responses"]]["content"]["application/problem+json"]
+  | components["schemas"]["GatewayMessage"];
+
+/** An API error, with the problem's stable type slug to switch on. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly slug: string,
+    readonly body: ErrorBody | undefined,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(`${status} ${slug}${body && "detail" in body ? `: ${body.detail}` : ""}`);
+  }
+}
+
+const problemBase = "https://commonly.dev/problems/";
+
+function apiError(response: Response, body: ErrorBody | undefined): ApiError {
+  const slug = body && "type" in body ? body.type.slice(problemBase.length) : "gateway";
+  const retryAfter = Number(response.headers.get("Retry-After") ?? Number.NaN);
+  return new ApiError(response.status, slug, body, Number.isFinite(retryAfter) ? retryAfter : undefined);
+}
+
+/**
+ * A client for baseUrl (the local stack: http://127.0.0.1:8080) that sends
+ * the user's JWT from token() on every request.
+ */
+export function turnClient(baseUrl: string, token: () => string | Promise<string>): TurnClient {
+  const client = createClient<paths>({ baseUrl });
+  client.use({
+    async onRequest({ request }) {
+      request.headers.set("Authorization", `Bearer ${await token()}`);
+      return request;
+    },
+  });
+  return client;
+}
+
+const finalStatuses: readonly RunStatus[] = ["succeeded", "failed", "interrupted"];
+
+export function isFinal(run: Pick<AgentRun, "status">): boolean {
+  return finalStatuses.includes(run.status);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs one turn of an install's agent and returns its finished AgentRun.
+ *
+ * The turn is created with an Idempotency-Key, so retrying after a network
+ * error or a 503 can never run (or count) it twice, and with
+ * `Prefer: wait=20`, so a quick turn comes back whole (200); a slower one is
+ * accepted (202) and polled until it is final.
+ */
+export async function runTurn(
+  client: TurnClient,
+  installId: string,
+  message: string,
+  { idempotencyKey = crypto.randomUUID(), maxAttempts = 3 } = {},
+): Promise<AgentRun> {
+  for (let attempt = 1; ; attempt++) {
+    const { data, error, response } = await client.POST("/v1/installs/{installId}/turns", {
+      params: { path: { installId }, header: { "Idempotency-Key": idempotencyKey, Prefer: "wait=20" } },
+      body: { message },
+    });
+    if (error !== undefined || data === undefined) {
+      const err = apiError(response, error);
+      // Unavailable: nothing was admitted; the same key makes the retry safe.
+      if (err.slug === "unavailable" && attempt < maxAttempts) {
+        await sleep((err.retryAfterSeconds ?? 1) * 1000);
+        continue;
+      }
+      // turn_ceiling_reached carries limit, used and resetsAt for the UI.
+      throw err;
+    }
+    if (response.status === 200 && "steps" in data) {
+      return data; // finished within the wait
+    }
+    if (response.headers.get("Idempotent-Replayed") === "true") {
+      console.info(`turn ${data.runId} was already created by an earlier request`);
+    }
+    return waitForRun(client, data.runId);
+  }
+}
+
+/** Polls a run until it is final (the run is checkpointed after every model step). */
+export async function waitForRun(client: TurnClient, runId: string, { intervalMs = 1000, timeoutMs = 200_000 } = {}): Promise<AgentRun> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { data, error, response } = await client.GET("/v1/runs/{runId}", { params: { path: { runId } } });
+    if (data === undefined) {
+      throw apiError(response, error);
+    }
+    if (isFinal(data) || Date.now() > deadline) {
+      return data;
+    }
+    await sleep(intervalMs);
+  }
+}
+
+/** The caller's plan, turns used against the daily ceiling and cost today. */
+export async function readUsage(client: TurnClient): Promise<Usage> {
+  const { data, error, response } = await client.GET("/v1/me/usage");
+  if (data === undefined) {
+    throw apiError(response, error);
+  }
+  return data;
+}
+
+/** What a pod's UI might show after a turn. */
+export async function example(baseUrl: string, token: string): Promise<string> {
+  const client = turnClient(baseUrl, () => token);
+  try {
+    const run = await runTurn(client, "demo-install", "What is the sum of the squares of 1..10?");
+    const usage = await readUsage(client);
+    const outcome = run.status === "succeeded" ? (run.finalMessage ?? "") : `${run.status}: ${run.errorKind ?? "unknown"}`;
+    return `${outcome}\n${usage.turnsUsed}/${usage.turnsLimit} turns today ($${usage.costUSD.toFixed(4)}), resets ${usage.resetsAt}`;
+  } catch (err) {
+    if (err instanceof ApiError && err.body && "type" in err.body && err.body.type === `${problemBase}turn_ceiling_reached`) {
+      return `Daily limit of ${err.body.limit} turns reached; try again after ${err.body.resetsAt}.`;
+    }
+    throw err;
+  }
+}
