@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/commonly/runtime/api"
@@ -13,13 +12,9 @@ import (
 // TestJSONIsGeneratedFromYAML: the served openapi.json is exactly what
 // openapi.yaml converts to.
 func TestJSONIsGeneratedFromYAML(t *testing.T) {
-	src, err := os.ReadFile("openapi.yaml")
+	want, err := yamljson.ConvertFile("openapi.yaml")
 	if err != nil {
 		t.Fatal(err)
-	}
-	want, err := yamljson.Convert(src)
-	if err != nil {
-		t.Fatalf("openapi.yaml: %v", err)
 	}
 	if api.JSON != string(want) {
 		t.Fatal("api/openapi.json is out of date with api/openapi.yaml: run `go generate ./api`")

@@ -11,13 +11,9 @@ import (
 )
 
 func main() {
-	src, err := os.ReadFile("openapi.yaml")
+	out, err := yamljson.ConvertFile("openapi.yaml")
 	if err != nil {
 		log.Fatal(err)
-	}
-	out, err := yamljson.Convert(src)
-	if err != nil {
-		log.Fatalf("openapi.yaml: %v", err)
 	}
 	if err := os.WriteFile("openapi.json", out, 0o644); err != nil {
 		log.Fatal(err)

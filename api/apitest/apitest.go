@@ -176,8 +176,14 @@ func (v *Validator) Validate(req events.APIGatewayV2HTTPRequest, resp events.API
 		errs = append(errs, fmt.Errorf("security: %w", secErr))
 	}
 
-	// The request's parameters and body.
+	// The request's parameters and body; a query parameter the document
+	// does not list is drift too (openapi3filter ignores it).
 	reqErr := openapi3filter.ValidateRequest(ctx, in)
+	for name := range httpReq.URL.Query() {
+		if !documentedQuery(pathItem, op, name) {
+			errs = append(errs, fmt.Errorf("query parameter %q is not documented for %s", name, op.OperationID))
+		}
+	}
 	switch {
 	case reqErr != nil && (status < 400 || status >= 500):
 		errs = append(errs, fmt.Errorf("the document calls the request invalid (%v), yet the answer is %d", reqErr, status))
@@ -319,6 +325,15 @@ func (v *Validator) checkUnrouted(resp events.APIGatewayV2HTTPResponse, status i
 	}
 	v.see("problem " + problemSlug(resp))
 	return nil
+}
+
+func documentedQuery(item *openapi3.PathItem, op *openapi3.Operation, name string) bool {
+	for _, params := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+		if p := params.GetByInAndName(openapi3.ParameterInQuery, name); p != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func documentedHeader(r *openapi3.Response, name string) bool {

@@ -9,9 +9,9 @@ import (
 	"github.com/commonly/runtime/api/apitest"
 )
 
-func ev(method, routeKey, rawPath string, params map[string]string, sub, scope, body string, headers map[string]string) events.APIGatewayV2HTTPRequest {
+func ev(method, routeKey, rawPath string, params map[string]string, sub, scope, body string, headers map[string]string, query ...string) events.APIGatewayV2HTTPRequest {
 	e := events.APIGatewayV2HTTPRequest{
-		RouteKey: routeKey, RawPath: rawPath, PathParameters: params, Body: body,
+		RouteKey: routeKey, RawPath: rawPath, PathParameters: params, Body: body, RawQueryString: strings.Join(query, "&"),
 		Headers: map[string]string{"content-type": "application/json"},
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: rawPath},
@@ -104,6 +104,7 @@ func TestValidateCatchesDriftBothWays(t *testing.T) {
 		{"an unknown path served", unknown, resp(200, "application/json", `{}`), "must be 404"},
 		{"an unknown method refused", ev("DELETE", "$default", "/v1/me/usage", nil, "user-1", "", "", nil),
 			resp(405, "application/problem+json", `{"type":"https://commonly.dev/problems/method_not_allowed","title":"Method not allowed","status":405,"detail":"this path does not accept DELETE"}`), ""},
+		{"an undocumented query parameter", ev("GET", "GET /v1/me/usage", "/v1/me/usage", nil, "user-1", "", "", nil, "day=2026-12-02"), resp(200, "application/json", usageBody), "day"},
 		{"a $default event of a known route", ev("GET", "$default", "/v1/me/usage", nil, "user-1", "", "", nil), resp(200, "application/json", usageBody), ""},
 	}
 	for _, c := range cases {
