@@ -17,40 +17,6 @@ import (
 	"github.com/commonly/runtime/shared/sandbox"
 )
 
-// systemDirs are the host's top-level program directories. On merged-/usr
-// systems they are symlinks into /usr and are recreated as such; otherwise
-// they are bound read-only.
-var systemDirs = []string{"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"}
-
-// etcFiles are the only parts of /etc the interpreters need (dynamic
-// linker cache, alternatives symlinks, time zone). Nothing else of the
-// host's configuration is visible.
-var etcFiles = []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"}
-
-// rootFSArgs builds the read-only system view, the same for every run.
-func rootFSArgs(extraRO []string) []string {
-	a := []string{"--ro-bind", "/usr", "/usr"}
-	for _, d := range systemDirs {
-		st, err := os.Lstat(d)
-		switch {
-		case err != nil:
-		case st.Mode()&os.ModeSymlink != 0:
-			if target, err := os.Readlink(d); err == nil {
-				a = append(a, "--symlink", target, d)
-			}
-		case st.IsDir():
-			a = append(a, "--ro-bind", d, d)
-		}
-	}
-	for _, f := range etcFiles {
-		a = append(a, "--ro-bind-try", f, f)
-	}
-	for _, d := range extraRO {
-		a = append(a, "--ro-bind", d, d)
-	}
-	return a
-}
-
 // sandboxPath is PATH inside the sandbox: the system's program
 // directories and those of interpreters installed outside /usr.
 func sandboxPath(interpreters ...interpreter) string {
@@ -63,8 +29,9 @@ func sandboxPath(interpreters ...interpreter) string {
 	return path
 }
 
-// args is the whole bwrap command line of one run of argv in dir.
-func (p *Provider) args(dir string, argv []string) []string {
+// args is the bwrap command line of one run of argv in the session's
+// home (fd 3: the status, fd 4: the seccomp filter).
+func (p *Provider) args(h *home, argv []string) []string {
 	a := []string{
 		// Every namespace: no network (a fresh, empty net namespace), no
 		// host pids, ipc or hostname; a user namespace that may not nest.
@@ -74,15 +41,21 @@ func (p *Provider) args(dir string, argv []string) []string {
 		"--cap-drop", "ALL",
 		"--hostname", "sandbox",
 	}
-	a = append(a, p.rootFS...)
+	view := p.hostView()
+	a = append(a, view.args...)
 	a = append(a,
 		"--proc", "/proc",
+		// --dev's own tmpfs is unbounded: /dev/shm gets a bounded one and
+		// /dev itself is made read-only (its devices still work).
 		"--dev", "/dev",
-		"--size", strconv.FormatInt(p.cfg.TmpBytes, 10), "--tmpfs", "/tmp",
-		"--bind", dir, WorkDir,
+		"--size", strconv.FormatInt(p.shmBytes(), 10), "--perms", "1777", "--tmpfs", "/dev/shm",
+		"--remount-ro", "/dev",
+		"--size", strconv.FormatInt(p.tmpBytes(), 10), "--perms", "1777", "--tmpfs", "/tmp",
+		// The session's tmpfs, seen from the namespace nsenter put us in.
+		"--bind", h.dir, WorkDir,
 		"--chdir", WorkDir,
 		// The root bwrap builds is a tmpfs: freeze it, so that only the
-		// working directory and /tmp take writes.
+		// three bounded tmpfs above take writes.
 		"--remount-ro", "/",
 		// Nothing of the host's environment: only what interpreters need.
 		"--clearenv",
@@ -90,7 +63,13 @@ func (p *Provider) args(dir string, argv []string) []string {
 		"--setenv", "HOME", WorkDir,
 		"--setenv", "LANG", "C.UTF-8",
 		"--setenv", "TMPDIR", "/tmp",
+	)
+	if len(view.libDirs) > 0 {
+		a = append(a, "--setenv", "LD_LIBRARY_PATH", strings.Join(view.libDirs, ":"))
+	}
+	a = append(a,
 		"--json-status-fd", "3",
+		"--seccomp", "4",
 		"--",
 		// Limits are set inside, on the program only: bwrap itself needs
 		// more address space than we allow the code.
@@ -122,10 +101,11 @@ type runResult struct {
 	elapsed  time.Duration
 }
 
-// run executes argv in a new sandbox over dir, feeding stdin. The run is
-// killed, with its whole process group, when ctx is done; the error is
-// then ctx's. Other errors mean bwrap could not be started.
-func (p *Provider) run(ctx context.Context, dir string, argv []string, stdin string) (runResult, error) {
+// run executes argv in a new sandbox over the session's home, feeding
+// stdin. The run is killed, with its whole process group, when ctx is
+// done; the error is then ctx's. Other errors mean bwrap could not be
+// started.
+func (p *Provider) run(ctx context.Context, h *home, argv []string, stdin string) (runResult, error) {
 	res := runResult{
 		stdout:   sandbox.NewCappedBuffer(p.cfg.MaxOutputBytes),
 		stderr:   sandbox.NewCappedBuffer(p.cfg.MaxOutputBytes),
@@ -136,29 +116,39 @@ func (p *Provider) run(ctx context.Context, dir string, argv []string, stdin str
 		return res, fmt.Errorf("status pipe: %w", err)
 	}
 	defer statusR.Close()
+	filterR, err := p.filterPipe()
+	if err != nil {
+		statusW.Close()
+		return res, err
+	}
 
-	cmd := exec.CommandContext(ctx, p.cfg.Bwrap, p.args(dir, argv)...)
-	cmd.Env = []string{} // not even bwrap sees our environment
-	cmd.Dir = "/"
+	// nsenter runs as root when we are (to enter namespaces owned by the
+	// run's uid and switch to it there), with no supplementary groups.
+	nsCred := p.cred
+	if nsCred != nil {
+		nsCred = &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}}
+	}
+	args := append(h.nsenterArgs(p.cred), "--", p.cfg.Bwrap)
+	cmd := execCommand(ctx, p.cfg.Nsenter, append(args, p.args(h, argv)...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Stdout = res.stdout
 	cmd.Stderr = res.stderr
-	cmd.ExtraFiles = []*os.File{statusW} // fd 3: --json-status-fd
+	cmd.ExtraFiles = []*os.File{statusW, filterR} // fd 3: --json-status-fd, fd 4: --seccomp
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:    true,
 		Pdeathsig:  syscall.SIGKILL,
-		Credential: p.cred,
+		Credential: nsCred,
 	}
-	// Kill the group, not just bwrap: with bwrap gone, --die-with-parent
-	// takes the sandbox's init and so its whole pid namespace with it.
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
 
 	start := time.Now()
 	err = cmd.Start()
 	statusW.Close() // ours; bwrap holds its own copy
+	filterR.Close()
 	if err != nil {
 		return res, fmt.Errorf("start bwrap: %w", err)
+	}
+	if p.started != nil {
+		p.started()
 	}
 	status := make(chan int, 1)
 	go func() { status <- readExitCode(statusR) }()
@@ -172,6 +162,34 @@ func (p *Provider) run(ctx context.Context, dir string, argv []string, stdin str
 		return res, fmt.Errorf("bwrap: %w: %s", waitErr, firstLine(res.stderr.String()))
 	}
 	return res, nil
+}
+
+// filterPipe is a pipe holding the seccomp program, for bwrap to read
+// whole: it fits in the pipe's buffer, so the write never blocks.
+func (p *Provider) filterPipe() (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("seccomp pipe: %w", err)
+	}
+	_, err = w.Write(p.seccomp)
+	w.Close()
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("seccomp pipe: %w", err)
+	}
+	return r, nil
+}
+
+// execCommand is a command with none of our environment, whose whole
+// process group is killed when ctx is done: with bwrap gone,
+// --die-with-parent takes the sandbox's init and so its pid namespace.
+func execCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	return cmd
 }
 
 // readExitCode reads bwrap's JSON status lines for the program's exit

@@ -1,10 +1,13 @@
 // Package local is the embedded sandbox used when no E2B key is
-// configured: each session is a directory, and each run a bubblewrap
-// (bwrap) container with every namespace unshared (no network at all, not
-// even loopback to the host), a read-only view of the interpreters, a fresh
-// /tmp, no host environment and rlimits on memory, processes, CPU time and
-// file size. If bubblewrap cannot run, Create fails with
-// sandbox.ErrUnavailable: code is never run outside the sandbox.
+// configured (SANDBOX=local, `make run`). Each session is a size-limited
+// tmpfs for /home/user, held in a mount namespace of its own, and each run
+// a bubblewrap (bwrap) container entered from there, with every namespace
+// unshared (no network at all, not even loopback to the host), a
+// read-only view of only the interpreters and what they load, fresh
+// bounded /tmp and /dev/shm, no host environment, a seccomp filter and
+// rlimits on memory, processes, CPU time and file size. If bubblewrap
+// cannot run, Create fails with sandbox.ErrUnavailable: code is never run
+// outside the sandbox.
 package local
 
 import (
@@ -28,8 +31,13 @@ import (
 const ProviderName = "local"
 
 // WorkDir is where code runs inside the sandbox (as in E2B's template);
-// it is the session's directory, kept across the session's runs.
+// it is the session's home, kept across the session's runs.
 const WorkDir = "/home/user"
+
+// DefaultWritableBytes is the whole writable space of one sandbox: half
+// for /home/user (kept across the session's runs), a quarter each for
+// /tmp and /dev/shm (fresh each run). Everything else is read-only.
+const DefaultWritableBytes = 128 << 20
 
 // nobody is the identity runs take when we are root. A sandbox started by
 // root is still owned by host uid 0, which the kernel exempts from
@@ -39,15 +47,17 @@ const nobody = 65534
 
 // Config tunes the local sandbox. Zero values take the defaults.
 type Config struct {
-	// Bwrap and Prlimit default to the binaries on PATH.
+	// Bwrap, Prlimit and Nsenter default to the binaries on PATH.
 	Bwrap   string
 	Prlimit string
+	Nsenter string
 	// Python and Node default to /usr/bin (then /usr/local/bin, then PATH).
-	// An interpreter outside /usr has its install prefix bound read-only.
 	Python string
 	Node   string
-	// BaseDir holds session directories; default os.TempDir(). When root,
-	// UID must be able to traverse it (o+x).
+	// BaseDir holds the sessions' mount points (empty directories: the
+	// files live in memory); default os.TempDir(). When root, UID must be
+	// able to traverse it (o+x). Mount points left by a process that died
+	// are removed when a provider starts.
 	BaseDir string
 	// RunTimeout caps every run whatever the caller's deadline; default 30 s.
 	RunTimeout time.Duration
@@ -62,8 +72,16 @@ type Config struct {
 	MaxProcs int
 	// MaxFileBytes is RLIMIT_FSIZE; default 16 MiB.
 	MaxFileBytes int64
-	// TmpBytes sizes the /tmp tmpfs; default 64 MiB.
-	TmpBytes int64
+	// WritableBytes is the sandbox's whole writable space, split as
+	// DefaultWritableBytes says; default DefaultWritableBytes.
+	WritableBytes int64
+	// MaxSessions caps the sandboxes alive at once in this process (one
+	// provider per process); default 4.
+	MaxSessions int
+	// QueueWait is how long Create waits for a session to end when
+	// MaxSessions are alive (and ctx allows), before it gives up with
+	// sandbox.ErrUnavailable; default 2 s.
+	QueueWait time.Duration
 	// MaxOutputBytes caps stdout and stderr each; default
 	// sandbox.MaxStreamBytes.
 	MaxOutputBytes int
@@ -78,11 +96,24 @@ type Provider struct {
 	cred    *syscall.Credential
 	python  interpreter
 	node    interpreter
-	rootFS  []string // bwrap arguments for the read-only system view
-	path    string   // PATH inside the sandbox
+	path    string // PATH inside the sandbox
+	seccomp []byte // the compiled filter bwrap installs
+	slots   chan struct{}
+
+	viewOnce sync.Once
+	view     hostView
+
 	probeMu sync.Mutex
 	probed  bool
+
+	// afterFunc arms the lifetime timer; tests fire it themselves.
+	afterFunc func(time.Duration, func()) stopper
+	// started, when set, is told that a run's process has started.
+	started func()
 }
+
+// stopper is the part of *time.Timer a session uses.
+type stopper interface{ Stop() bool }
 
 var _ sandbox.Provider = (*Provider)(nil)
 
@@ -93,9 +124,10 @@ type interpreter struct {
 	err  error
 }
 
-// New resolves the tools. It does not fail: a missing tool makes Create
-// return sandbox.ErrUnavailable, so that a machine without bubblewrap
-// still serves turns (without code execution).
+// New resolves the tools and removes the mount points that sessions of a
+// process that died left in BaseDir. It does not fail: a missing tool
+// makes Create return sandbox.ErrUnavailable, so that a machine without
+// bubblewrap still serves turns (without code execution).
 func New(cfg Config) *Provider {
 	if cfg.RunTimeout <= 0 {
 		cfg.RunTimeout = 30 * time.Second
@@ -112,8 +144,14 @@ func New(cfg Config) *Provider {
 	if cfg.MaxFileBytes <= 0 {
 		cfg.MaxFileBytes = 16 << 20
 	}
-	if cfg.TmpBytes <= 0 {
-		cfg.TmpBytes = 64 << 20
+	if cfg.WritableBytes <= 0 {
+		cfg.WritableBytes = DefaultWritableBytes
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = 4
+	}
+	if cfg.QueueWait <= 0 {
+		cfg.QueueWait = 2 * time.Second
 	}
 	if cfg.MaxOutputBytes <= 0 {
 		cfg.MaxOutputBytes = sandbox.MaxStreamBytes
@@ -127,82 +165,93 @@ func New(cfg Config) *Provider {
 	if cfg.GID == 0 {
 		cfg.GID = nobody
 	}
-	p := &Provider{cfg: cfg}
+	p := &Provider{
+		cfg:       cfg,
+		slots:     make(chan struct{}, cfg.MaxSessions),
+		afterFunc: func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) },
+	}
 	var err error
 	if p.cfg.Bwrap, err = lookTool(cfg.Bwrap, "bwrap"); err != nil {
 		p.setup = fmt.Errorf("bubblewrap (bwrap) is not installed (Debian package bubblewrap): %w", err)
 	} else if p.cfg.Prlimit, err = lookTool(cfg.Prlimit, "prlimit"); err != nil {
 		p.setup = fmt.Errorf("prlimit is not installed (Debian package util-linux): %w", err)
+	} else if p.cfg.Nsenter, err = lookTool(cfg.Nsenter, "nsenter"); err != nil {
+		p.setup = fmt.Errorf("nsenter is not installed (Debian package util-linux): %w", err)
+	} else if p.seccomp, err = hostSeccompFilter(); err != nil {
+		p.setup = err
 	}
 	if os.Geteuid() == 0 {
 		p.cred = &syscall.Credential{Uid: uint32(cfg.UID), Gid: uint32(cfg.GID), Groups: []uint32{}}
 	}
-	var extra []string
-	var pyDir, nodeDir string
-	p.python, pyDir = resolveInterpreter(cfg.Python, "python3", "-u", "-")
-	p.node, nodeDir = resolveInterpreter(cfg.Node, "node", "-")
-	for _, d := range []string{pyDir, nodeDir} {
-		if d != "" {
-			extra = append(extra, d)
-		}
-	}
-	p.rootFS = rootFSArgs(extra)
+	p.python = resolveInterpreter(cfg.Python, "python3", "-u", "-")
+	p.node = resolveInterpreter(cfg.Node, "node", "-")
 	p.path = sandboxPath(p.python, p.node)
+	removeStaleHomes(cfg.BaseDir, p.owners())
 	return p
 }
 
 // Name implements sandbox.Provider.
 func (p *Provider) Name() string { return ProviderName }
 
-// Create implements sandbox.Provider: a fresh directory, after checking
-// once that bubblewrap can build a sandbox on this machine.
+// Create implements sandbox.Provider: a slot among MaxSessions, a fresh
+// home, after checking once that bubblewrap can build a sandbox on this
+// machine.
 func (p *Provider) Create(ctx context.Context, meta sandbox.Meta) (sandbox.Session, error) {
 	if p.setup != nil {
 		return nil, fmt.Errorf("local sandbox: %w: %w", sandbox.ErrUnavailable, p.setup)
 	}
-	dir, err := p.newDir()
+	release, err := p.acquire(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("local sandbox: %w: %w", sandbox.ErrUnavailable, err)
-	}
-	if err := p.probe(ctx, dir); err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &Session{p: p, id: "local-" + randomHex(8), dir: dir, runSlot: make(chan struct{}, 1)}
+	h, err := p.newHome(ctx)
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("local sandbox: %w: %w", sandbox.ErrUnavailable, err)
+	}
+	if err := p.probe(ctx, h); err != nil {
+		h.close()
+		release()
+		return nil, err
+	}
+	s := &Session{p: p, id: "local-" + randomHex(8), home: h, release: release, runSlot: make(chan struct{}, 1)}
 	s.mu.Lock()
-	s.expiry = time.AfterFunc(p.cfg.Lifetime, func() { _ = s.Kill(context.Background()) })
+	s.expiry = p.afterFunc(p.cfg.Lifetime, func() { _ = s.Kill(context.Background()) })
 	s.mu.Unlock()
 	return s, nil
 }
 
-// newDir makes the session's directory, owned by the identity runs take.
-func (p *Provider) newDir() (string, error) {
-	dir, err := os.MkdirTemp(p.cfg.BaseDir, "commonly-sandbox-")
-	if err != nil {
-		return "", fmt.Errorf("create session directory: %w", err)
+// acquire takes one of MaxSessions slots, waiting at most QueueWait (and
+// as long as ctx allows) for a session to end. The returned release gives
+// the slot back; calling it more than once is harmless.
+func (p *Provider) acquire(ctx context.Context) (release func(), err error) {
+	release = sync.OnceFunc(func() { <-p.slots })
+	select {
+	case p.slots <- struct{}{}:
+		return release, nil
+	default:
 	}
-	if p.cred != nil {
-		if err := os.Chown(dir, int(p.cred.Uid), int(p.cred.Gid)); err != nil {
-			os.RemoveAll(dir)
-			return "", fmt.Errorf("hand session directory to uid %d: %w", p.cred.Uid, err)
-		}
+	wait := time.NewTimer(p.cfg.QueueWait)
+	defer wait.Stop()
+	select {
+	case p.slots <- struct{}{}:
+		return release, nil
+	case <-wait.C:
+		return nil, fmt.Errorf("local sandbox: %w: %d sandboxes already running", sandbox.ErrUnavailable, p.cfg.MaxSessions)
+	case <-ctx.Done():
+		return nil, fmt.Errorf("local sandbox: waiting for a free slot: %w", ctx.Err())
 	}
-	return dir, nil
 }
 
 // probe runs an empty sandbox once per provider, so that a machine where
 // bwrap cannot create namespaces says so at Create, not as a code error.
-func (p *Provider) probe(ctx context.Context, dir string) error {
+func (p *Provider) probe(ctx context.Context, h *home) error {
 	p.probeMu.Lock()
 	defer p.probeMu.Unlock()
 	if p.probed {
 		return nil
 	}
-	truePath, err := exec.LookPath("true")
-	if err != nil {
-		truePath = "/usr/bin/true"
-	}
-	res, err := p.run(ctx, dir, []string{truePath}, "")
+	res, err := p.run(ctx, h, []string{p.cfg.Prlimit, "--version"}, "")
 	if err != nil {
 		return fmt.Errorf("local sandbox: %w: bubblewrap cannot run here: %w", sandbox.ErrUnavailable, err)
 	}
@@ -212,6 +261,37 @@ func (p *Provider) probe(ctx context.Context, dir string) error {
 	}
 	p.probed = true
 	return nil
+}
+
+// hostView is computed on first use: it walks the interpreters' trees,
+// which a provider that never runs code should not pay for.
+func (p *Provider) hostView() hostView {
+	p.viewOnce.Do(func() {
+		programs := []string{p.cfg.Prlimit}
+		commands := map[string]string{}
+		var trees []string
+		if p.python.err == nil {
+			bin := p.python.argv[0]
+			programs = append(programs, bin)
+			commands["python3"], commands["python"] = bin, bin
+			trees = pythonTrees(bin)
+		}
+		if p.node.err == nil {
+			programs = append(programs, p.node.argv[0])
+			commands["node"] = p.node.argv[0]
+		}
+		p.view = buildHostView(programs, commands, trees)
+	})
+	return p.view
+}
+
+// owners are the uids whose leftover mount points New may remove: the
+// identity runs take, and ours.
+func (p *Provider) owners() []int {
+	if p.cred != nil {
+		return []int{int(p.cred.Uid), os.Geteuid()}
+	}
+	return []int{os.Geteuid()}
 }
 
 // lookTool finds a required binary, either the configured path or on PATH.
@@ -226,10 +306,11 @@ func lookTool(configured, name string) (string, error) {
 	return filepath.Abs(path)
 }
 
-// resolveInterpreter finds an interpreter and, when it lives outside /usr,
-// the install prefix to bind. A PATH shim (pyenv) is a script needing its
-// manager, so the system interpreters are preferred.
-func resolveInterpreter(configured, name string, args ...string) (interpreter, string) {
+// resolveInterpreter finds an interpreter, symlinks resolved: that path
+// and the libraries it loads are what the sandbox shows. A PATH shim
+// (pyenv) is a script needing its manager, so the system interpreters are
+// preferred.
+func resolveInterpreter(configured, name string, args ...string) interpreter {
 	candidates := []string{"/usr/bin/" + name, "/usr/local/bin/" + name}
 	if configured != "" {
 		candidates = []string{configured}
@@ -245,17 +326,12 @@ func resolveInterpreter(configured, name string, args ...string) (interpreter, s
 			continue
 		}
 		real, _ = filepath.Abs(real)
-		prefix := ""
-		if !strings.HasPrefix(real, "/usr/") {
-			// <prefix>/bin/<interpreter>: the prefix holds its libraries.
-			prefix = filepath.Dir(filepath.Dir(real))
-			if prefix == "/" {
-				continue
-			}
+		if filepath.Dir(filepath.Dir(real)) == "/" {
+			continue // /bin/python: no install prefix to find its library in
 		}
-		return interpreter{argv: append([]string{real}, args...)}, prefix
+		return interpreter{argv: append([]string{real}, args...)}
 	}
-	return interpreter{err: fmt.Errorf("%w: no %s interpreter installed", sandbox.ErrUnavailable, name)}, ""
+	return interpreter{err: fmt.Errorf("%w: no %s interpreter installed", sandbox.ErrUnavailable, name)}
 }
 
 func (p *Provider) interpreter(lang sandbox.Language) (interpreter, error) {

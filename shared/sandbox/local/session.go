@@ -4,29 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/commonly/runtime/shared/sandbox"
 )
 
-// Session is one local sandbox: a directory that each run sees as its
-// working directory. Unlike E2B's kernel, variables do not survive a run;
-// files do.
+// Session is one local sandbox: a home that each run sees as its working
+// directory. Unlike E2B's kernel, variables do not survive a run; files
+// do.
 type Session struct {
-	p   *Provider
-	id  string
-	dir string
+	p       *Provider
+	id      string
+	home    *home
+	release func() // gives the provider's slot back
 	// runSlot serialises runs, as a kernel does, and lets Kill wait for
 	// the run in progress to be gone before removing its files.
 	runSlot chan struct{}
 
 	mu        sync.Mutex
-	expiry    *time.Timer
+	expiry    stopper
 	killed    bool
 	cancelRun context.CancelFunc
 }
@@ -36,8 +35,9 @@ var _ sandbox.Session = (*Session)(nil)
 // ID implements sandbox.Session.
 func (s *Session) ID() string { return s.id }
 
-// Dir is the session's directory on the host.
-func (s *Session) Dir() string { return s.dir }
+// Dir is the session's mount point on the host: an empty directory (the
+// files are in the session's tmpfs, which only its runs see).
+func (s *Session) Dir() string { return s.home.dir }
 
 // Execute implements sandbox.Session. The run is bounded by ctx and by the
 // provider's RunTimeout, whichever ends first; either gives ErrTimeout.
@@ -63,7 +63,7 @@ func (s *Session) Execute(ctx context.Context, lang sandbox.Language, code strin
 	s.cancelRun = cancel
 	s.mu.Unlock()
 
-	res, err := s.p.run(runCtx, s.dir, in.argv, code)
+	res, err := s.p.run(runCtx, s.home, in.argv, code)
 	exec := sandbox.Execution{
 		Stdout:    res.stdout.String(),
 		Stderr:    res.stderr.String(),
@@ -95,8 +95,9 @@ func (s *Session) contextFailure(ctx context.Context) error {
 	return fmt.Errorf("local sandbox %s: %w", s.id, ctx.Err())
 }
 
-// Kill implements sandbox.Session: it stops the run in progress and
-// removes the session's files. Killing twice is fine.
+// Kill implements sandbox.Session: it stops the run in progress, frees
+// the session's tmpfs (its files with it), removes the mount point and
+// gives the provider's slot back. Killing twice is fine.
 func (s *Session) Kill(ctx context.Context) error {
 	s.mu.Lock()
 	if s.killed {
@@ -110,17 +111,27 @@ func (s *Session) Kill(ctx context.Context) error {
 	s.expiry.Stop()
 	s.mu.Unlock()
 
-	// Wait for the run to be reaped, so nothing writes while we remove.
+	// Wait for the run to be reaped: its nsenter opens the namespaces
+	// through our descriptors.
 	select {
 	case s.runSlot <- struct{}{}:
-		defer func() { <-s.runSlot }()
+		s.free()
+		return nil
 	case <-ctx.Done():
+		// The run was cancelled and is on its way out: free after it.
+		go func() {
+			s.runSlot <- struct{}{}
+			s.free()
+		}()
 		return fmt.Errorf("local sandbox %s: kill: %w", s.id, ctx.Err())
 	}
-	if err := os.RemoveAll(s.dir); err != nil {
-		return fmt.Errorf("local sandbox %s: remove files: %w", s.id, err)
-	}
-	return nil
+}
+
+// free releases what the session holds; the caller holds runSlot.
+func (s *Session) free() {
+	defer func() { <-s.runSlot }()
+	s.home.close()
+	s.release()
 }
 
 // exceptionLine matches the "Name: message" line interpreters print last
