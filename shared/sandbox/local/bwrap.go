@@ -67,9 +67,11 @@ func (p *Provider) args(h *home, argv []string) []string {
 	if len(view.libDirs) > 0 {
 		a = append(a, "--setenv", "LD_LIBRARY_PATH", strings.Join(view.libDirs, ":"))
 	}
+	a = append(a, "--json-status-fd", "3")
+	if p.seccomp != nil { // New refuses to run without; benchmarks compare
+		a = append(a, "--seccomp", "4")
+	}
 	a = append(a,
-		"--json-status-fd", "3",
-		"--seccomp", "4",
 		"--",
 		// Limits are set inside, on the program only: bwrap itself needs
 		// more address space than we allow the code.
@@ -121,6 +123,7 @@ func (p *Provider) run(ctx context.Context, h *home, argv []string, stdin string
 		statusW.Close()
 		return res, err
 	}
+	defer filterR.Close()
 
 	// nsenter runs as root when we are (to enter namespaces owned by the
 	// run's uid and switch to it there), with no supplementary groups.
@@ -143,7 +146,6 @@ func (p *Provider) run(ctx context.Context, h *home, argv []string, stdin string
 	start := time.Now()
 	err = cmd.Start()
 	statusW.Close() // ours; bwrap holds its own copy
-	filterR.Close()
 	if err != nil {
 		return res, fmt.Errorf("start bwrap: %w", err)
 	}

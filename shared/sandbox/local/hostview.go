@@ -23,8 +23,6 @@ type hostView struct {
 	// were bound into, in the order they were found. The host's
 	// /etc/ld.so.cache is not there to point at them.
 	libDirs []string
-	// files counts the bound files and trees, for the README's numbers.
-	files int
 }
 
 // systemDirs are the host's top-level program directories. On merged-/usr
@@ -87,7 +85,7 @@ func buildHostView(programs []string, commands map[string]string, trees []string
 			v.library(name, nil)
 		}
 	}
-	return hostView{args: v.args, libDirs: v.libDirs, files: v.files}
+	return hostView{args: v.args, libDirs: v.libDirs}
 }
 
 type viewBuilder struct {
@@ -95,7 +93,6 @@ type viewBuilder struct {
 	seen    map[string]bool // destinations bound, objects walked
 	ldDirs  []string
 	libDirs []string
-	files   int
 	// class and machine of the first program: libraries of another ABI
 	// (a 32-bit copy in /usr/lib) are skipped, as the dynamic linker does.
 	class   elf.Class
@@ -110,7 +107,6 @@ func (v *viewBuilder) bind(src string) string {
 	if !v.seen["bind:"+dest] {
 		v.seen["bind:"+dest] = true
 		v.args = append(v.args, "--ro-bind", src, dest)
-		v.files++
 	}
 	return dest
 }

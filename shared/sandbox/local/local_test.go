@@ -26,7 +26,7 @@ func newSession(t *testing.T, cfg Config) *Session {
 // newProvider is a provider on a real bubblewrap, over a test BaseDir
 // unless cfg names one. The Makefile installs bubblewrap; only its
 // absence skips, and says so.
-func newProvider(t *testing.T, cfg Config) *Provider {
+func newProvider(t testing.TB, cfg Config) *Provider {
 	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil && cfg.Bwrap == "" {
 		t.Skip("bwrap is not installed (apt-get install bubblewrap): the local sandbox cannot be tested")
@@ -38,7 +38,7 @@ func newProvider(t *testing.T, cfg Config) *Provider {
 }
 
 // create is a session of p, killed when the test ends.
-func create(t *testing.T, p *Provider) *Session {
+func create(t testing.TB, p *Provider) *Session {
 	t.Helper()
 	s, err := p.Create(context.Background(), sandbox.Meta{RunID: "r"})
 	if err != nil {
@@ -50,7 +50,7 @@ func create(t *testing.T, p *Provider) *Session {
 
 // baseDir is a test directory the unprivileged sandbox uid can traverse.
 // (t.TempDir's parent is private to root.)
-func baseDir(t *testing.T) string {
+func baseDir(t testing.TB) string {
 	d, err := os.MkdirTemp("", "commonly-local-test-")
 	if err != nil {
 		t.Fatal(err)
