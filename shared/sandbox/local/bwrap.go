@@ -29,13 +29,15 @@ func sandboxPath(interpreters ...interpreter) string {
 	return path
 }
 
-// args is the bwrap command line of one run of argv in the session's
-// home (fd 3: the status, fd 4: the seccomp filter).
-func (p *Provider) args(h *home, argv []string) []string {
+// args is the bwrap command line of one run of argv over the session's
+// tmpfs (fd 3: the status, fd 4: the seccomp filter).
+func (p *Provider) args(fs *sessionFS, argv []string) []string {
 	a := []string{
 		// Every namespace: no network (a fresh, empty net namespace), no
-		// host pids, ipc or hostname; a user namespace that may not nest.
+		// host pids, ipc or hostname; a user namespace that may not nest,
+		// in which the code is UID, without capabilities.
 		"--unshare-all", "--unshare-user", "--disable-userns",
+		"--uid", strconv.Itoa(p.cfg.UID), "--gid", strconv.Itoa(p.cfg.GID),
 		"--die-with-parent", // the run dies with us
 		"--new-session",     // no TIOCSTI into a terminal of ours
 		"--cap-drop", "ALL",
@@ -45,17 +47,17 @@ func (p *Provider) args(h *home, argv []string) []string {
 	a = append(a, view.args...)
 	a = append(a,
 		"--proc", "/proc",
-		// --dev's own tmpfs is unbounded: /dev/shm gets a bounded one and
-		// /dev itself is made read-only (its devices still work).
-		"--dev", "/dev",
-		"--size", strconv.FormatInt(p.shmBytes(), 10), "--perms", "1777", "--tmpfs", "/dev/shm",
-		"--remount-ro", "/dev",
-		"--size", strconv.FormatInt(p.tmpBytes(), 10), "--perms", "1777", "--tmpfs", "/tmp",
 		// The session's tmpfs, seen from the namespace nsenter put us in.
-		"--bind", h.dir, WorkDir,
+		// --dev's own tmpfs is unbounded: it is made read-only (its
+		// devices still work) under the session's /dev/shm.
+		"--dev", "/dev",
+		"--bind", fs.path(fsShm), "/dev/shm",
+		"--remount-ro", "/dev",
+		"--bind", fs.path(fsTmp), "/tmp",
+		"--bind", fs.path(fsHome), WorkDir,
 		"--chdir", WorkDir,
 		// The root bwrap builds is a tmpfs: freeze it, so that only the
-		// three bounded tmpfs above take writes.
+		// session's tmpfs takes writes.
 		"--remount-ro", "/",
 		// Nothing of the host's environment: only what interpreters need.
 		"--clearenv",
@@ -75,7 +77,7 @@ func (p *Provider) args(h *home, argv []string) []string {
 		"--",
 		// Limits are set inside, on the program only: bwrap itself needs
 		// more address space than we allow the code.
-		p.cfg.Prlimit,
+		p.tools.prlimit,
 		"--as="+strconv.FormatInt(p.cfg.MemoryBytes, 10),
 		"--nproc="+strconv.Itoa(p.cfg.MaxProcs),
 		"--cpu="+strconv.Itoa(cpuSeconds(p.cfg.RunTimeout)),
@@ -103,11 +105,11 @@ type runResult struct {
 	elapsed  time.Duration
 }
 
-// run executes argv in a new sandbox over the session's home, feeding
+// run executes argv in a new sandbox over the session's tmpfs, feeding
 // stdin. The run is killed, with its whole process group, when ctx is
 // done; the error is then ctx's. Other errors mean bwrap could not be
 // started.
-func (p *Provider) run(ctx context.Context, h *home, argv []string, stdin string) (runResult, error) {
+func (p *Provider) run(ctx context.Context, fs *sessionFS, argv []string, stdin string) (runResult, error) {
 	res := runResult{
 		stdout:   sandbox.NewCappedBuffer(p.cfg.MaxOutputBytes),
 		stderr:   sandbox.NewCappedBuffer(p.cfg.MaxOutputBytes),
@@ -126,13 +128,13 @@ func (p *Provider) run(ctx context.Context, h *home, argv []string, stdin string
 	defer filterR.Close()
 
 	// nsenter runs as root when we are (to enter namespaces owned by the
-	// run's uid and switch to it there), with no supplementary groups.
-	nsCred := p.cred
-	if nsCred != nil {
+	// sandbox's uid and become their root), with no supplementary groups.
+	var nsCred *syscall.Credential
+	if p.cred != nil {
 		nsCred = &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}}
 	}
-	args := append(h.nsenterArgs(p.cred), "--", p.cfg.Bwrap)
-	cmd := execCommand(ctx, p.cfg.Nsenter, append(args, p.args(h, argv)...)...)
+	args := append(fs.nsenterArgs(p.cred != nil), "--", p.tools.bwrap)
+	cmd := execCommand(ctx, p.tools.nsenter, append(args, p.args(fs, argv)...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Stdout = res.stdout
 	cmd.Stderr = res.stderr

@@ -24,7 +24,7 @@ func TestStaleHomesRemoved(t *testing.T) {
 	live := create(t, newProvider(t, Config{BaseDir: base}))
 	run(t, live, sandbox.Python, "open('kept.txt', 'w').write('x')")
 
-	stale := filepath.Join(base, homePrefix+"crashed")
+	stale := filepath.Join(base, fsPrefix+"crashed")
 	other := filepath.Join(base, "not-a-session")
 	target := t.TempDir()
 	for _, d := range []string{stale, other} {
@@ -38,7 +38,7 @@ func TestStaleHomesRemoved(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(target, "keep.txt"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	link := filepath.Join(base, homePrefix+"link")
+	link := filepath.Join(base, fsPrefix+"link")
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}

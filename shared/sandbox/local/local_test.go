@@ -215,12 +215,13 @@ print([l for l in open("/proc/self/status") if l.startswith("CapEff")][0].strip(
 		t.Errorf("the host's mount point holds %d entries (%v), want none", len(entries), err)
 	}
 
-	// The working directory persists across the session's runs; /tmp does not.
+	// The working directory and /tmp persist across the session's runs,
+	// as on E2B.
 	got = run(t, s, sandbox.Python, `
 import os
 print(open("kept.txt").read(), os.path.exists("/tmp/t.txt"), os.getcwd())
 `)
-	if got.Stdout != "kept False /home/user\n" {
+	if got.Stdout != "kept True /home/user\n" {
 		t.Errorf("second run: %q", got.Stdout)
 	}
 }

@@ -1,11 +1,11 @@
 // Package local is the embedded sandbox used when no E2B key is
-// configured (SANDBOX=local, `make run`). Each session is a size-limited
-// tmpfs for /home/user, held in a mount namespace of its own, and each run
-// a bubblewrap (bwrap) container entered from there, with every namespace
-// unshared (no network at all, not even loopback to the host), a
-// read-only view of only the interpreters and what they load, fresh
-// bounded /tmp and /dev/shm, no host environment, a seccomp filter and
-// rlimits on memory, processes, CPU time and file size. If bubblewrap
+// configured (SANDBOX=local, `make run`). Each session is one
+// size-limited tmpfs (its /home/user, /tmp and /dev/shm), held in a mount
+// namespace of its own, and each run a bubblewrap (bwrap) container
+// entered from there, with every namespace unshared (no network at all,
+// not even loopback to the host), a read-only view of only the
+// interpreters and what they load, no host environment, a seccomp filter
+// and rlimits on memory, processes, CPU time and file size. If bubblewrap
 // cannot run, Create fails with sandbox.ErrUnavailable: code is never run
 // outside the sandbox.
 package local
@@ -34,20 +34,25 @@ const ProviderName = "local"
 // it is the session's home, kept across the session's runs.
 const WorkDir = "/home/user"
 
-// DefaultWritableBytes is the whole writable space of one sandbox: half
-// for /home/user (kept across the session's runs), a quarter each for
-// /tmp and /dev/shm (fresh each run). Everything else is read-only.
-const DefaultWritableBytes = 128 << 20
+// DefaultWritableBytes and DefaultMaxFiles bound all one sandbox may
+// write: its /home/user, /tmp and /dev/shm share one tmpfs of this size
+// and inode count, kept across the session's runs (as an E2B sandbox's
+// disk is). Everything else is read-only.
+const (
+	DefaultWritableBytes = 128 << 20
+	DefaultMaxFiles      = 64 << 10
+)
 
-// nobody is the identity runs take when we are root. A sandbox started by
-// root is still owned by host uid 0, which the kernel exempts from
-// RLIMIT_NPROC (a fork bomb would go unchecked), and which would make any
-// escape an escape as root.
+// nobody is the identity sandboxes take when we are root, and the uid
+// code runs as inside. A sandbox started by root is still owned by host
+// uid 0, which the kernel exempts from RLIMIT_NPROC (a fork bomb would go
+// unchecked), and which would make any escape an escape as root.
 const nobody = 65534
 
 // Config tunes the local sandbox. Zero values take the defaults.
 type Config struct {
-	// Bwrap, Prlimit and Nsenter default to the binaries on PATH.
+	// Bwrap, Prlimit and Nsenter default to the binaries on PATH (as do
+	// unshare, mount, mkdir and sh, which set up a session's tmpfs).
 	Bwrap   string
 	Prlimit string
 	Nsenter string
@@ -72,9 +77,10 @@ type Config struct {
 	MaxProcs int
 	// MaxFileBytes is RLIMIT_FSIZE; default 16 MiB.
 	MaxFileBytes int64
-	// WritableBytes is the sandbox's whole writable space, split as
-	// DefaultWritableBytes says; default DefaultWritableBytes.
+	// WritableBytes and MaxFiles size the session's tmpfs; defaults
+	// DefaultWritableBytes and DefaultMaxFiles.
 	WritableBytes int64
+	MaxFiles      int
 	// MaxSessions caps the sandboxes alive at once in this process (one
 	// provider per process); default 4.
 	MaxSessions int
@@ -85,13 +91,15 @@ type Config struct {
 	// MaxOutputBytes caps stdout and stderr each; default
 	// sandbox.MaxStreamBytes.
 	MaxOutputBytes int
-	// UID and GID runs take when the process is root; default 65534.
+	// UID and GID sandboxes take on the host when the process is root,
+	// and code takes inside; default 65534.
 	UID, GID int
 }
 
 // Provider creates local sandboxes. It implements sandbox.Provider.
 type Provider struct {
 	cfg     Config
+	tools   tools
 	setup   error // why the sandbox cannot run, found at New
 	cred    *syscall.Credential
 	python  interpreter
@@ -110,6 +118,11 @@ type Provider struct {
 	afterFunc func(time.Duration, func()) stopper
 	// started, when set, is told that a run's process has started.
 	started func()
+}
+
+// tools are the host's programs a sandbox is made with, resolved at New.
+type tools struct {
+	bwrap, prlimit, nsenter, unshare, mount, mkdir, sh string
 }
 
 // stopper is the part of *time.Timer a session uses.
@@ -147,6 +160,9 @@ func New(cfg Config) *Provider {
 	if cfg.WritableBytes <= 0 {
 		cfg.WritableBytes = DefaultWritableBytes
 	}
+	if cfg.MaxFiles <= 0 {
+		cfg.MaxFiles = DefaultMaxFiles
+	}
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = 4
 	}
@@ -170,15 +186,9 @@ func New(cfg Config) *Provider {
 		slots:     make(chan struct{}, cfg.MaxSessions),
 		afterFunc: func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) },
 	}
-	var err error
-	if p.cfg.Bwrap, err = lookTool(cfg.Bwrap, "bwrap"); err != nil {
-		p.setup = fmt.Errorf("bubblewrap (bwrap) is not installed (Debian package bubblewrap): %w", err)
-	} else if p.cfg.Prlimit, err = lookTool(cfg.Prlimit, "prlimit"); err != nil {
-		p.setup = fmt.Errorf("prlimit is not installed (Debian package util-linux): %w", err)
-	} else if p.cfg.Nsenter, err = lookTool(cfg.Nsenter, "nsenter"); err != nil {
-		p.setup = fmt.Errorf("nsenter is not installed (Debian package util-linux): %w", err)
-	} else if p.seccomp, err = hostSeccompFilter(); err != nil {
-		p.setup = err
+	p.tools, p.setup = resolveTools(cfg)
+	if p.setup == nil {
+		p.seccomp, p.setup = hostSeccompFilter()
 	}
 	if os.Geteuid() == 0 {
 		p.cred = &syscall.Credential{Uid: uint32(cfg.UID), Gid: uint32(cfg.GID), Groups: []uint32{}}
@@ -186,7 +196,7 @@ func New(cfg Config) *Provider {
 	p.python = resolveInterpreter(cfg.Python, "python3", "-u", "-")
 	p.node = resolveInterpreter(cfg.Node, "node", "-")
 	p.path = sandboxPath(p.python, p.node)
-	removeStaleHomes(cfg.BaseDir, p.owners())
+	removeStaleSessionFS(cfg.BaseDir, p.owners())
 	return p
 }
 
@@ -194,7 +204,7 @@ func New(cfg Config) *Provider {
 func (p *Provider) Name() string { return ProviderName }
 
 // Create implements sandbox.Provider: a slot among MaxSessions, a fresh
-// home, after checking once that bubblewrap can build a sandbox on this
+// tmpfs, after checking once that bubblewrap can build a sandbox on this
 // machine.
 func (p *Provider) Create(ctx context.Context, meta sandbox.Meta) (sandbox.Session, error) {
 	if p.setup != nil {
@@ -204,17 +214,17 @@ func (p *Provider) Create(ctx context.Context, meta sandbox.Meta) (sandbox.Sessi
 	if err != nil {
 		return nil, err
 	}
-	h, err := p.newHome(ctx)
+	fs, err := p.newSessionFS(ctx)
 	if err != nil {
 		release()
 		return nil, fmt.Errorf("local sandbox: %w: %w", sandbox.ErrUnavailable, err)
 	}
-	if err := p.probe(ctx, h); err != nil {
-		h.close()
+	if err := p.probe(ctx, fs); err != nil {
+		fs.close()
 		release()
 		return nil, err
 	}
-	s := &Session{p: p, id: "local-" + randomHex(8), home: h, release: release, runSlot: make(chan struct{}, 1)}
+	s := &Session{p: p, id: "local-" + randomHex(8), fs: fs, release: release, runSlot: make(chan struct{}, 1)}
 	s.mu.Lock()
 	s.expiry = p.afterFunc(p.cfg.Lifetime, func() { _ = s.Kill(context.Background()) })
 	s.mu.Unlock()
@@ -245,13 +255,13 @@ func (p *Provider) acquire(ctx context.Context) (release func(), err error) {
 
 // probe runs an empty sandbox once per provider, so that a machine where
 // bwrap cannot create namespaces says so at Create, not as a code error.
-func (p *Provider) probe(ctx context.Context, h *home) error {
+func (p *Provider) probe(ctx context.Context, fs *sessionFS) error {
 	p.probeMu.Lock()
 	defer p.probeMu.Unlock()
 	if p.probed {
 		return nil
 	}
-	res, err := p.run(ctx, h, []string{p.cfg.Prlimit, "--version"}, "")
+	res, err := p.run(ctx, fs, []string{p.tools.prlimit, "--version"}, "")
 	if err != nil {
 		return fmt.Errorf("local sandbox: %w: bubblewrap cannot run here: %w", sandbox.ErrUnavailable, err)
 	}
@@ -267,7 +277,7 @@ func (p *Provider) probe(ctx context.Context, h *home) error {
 // which a provider that never runs code should not pay for.
 func (p *Provider) hostView() hostView {
 	p.viewOnce.Do(func() {
-		programs := []string{p.cfg.Prlimit}
+		programs := []string{p.tools.prlimit}
 		commands := map[string]string{}
 		var trees []string
 		if p.python.err == nil {
@@ -292,6 +302,32 @@ func (p *Provider) owners() []int {
 		return []int{int(p.cred.Uid), os.Geteuid()}
 	}
 	return []int{os.Geteuid()}
+}
+
+// resolveTools finds the programs a sandbox is made with, or says which
+// is missing and which Debian package has it.
+func resolveTools(cfg Config) (tools, error) {
+	var t tools
+	for _, tool := range []struct {
+		dest       *string
+		configured string
+		name, pkg  string
+	}{
+		{&t.bwrap, cfg.Bwrap, "bwrap", "bubblewrap"},
+		{&t.prlimit, cfg.Prlimit, "prlimit", "util-linux"},
+		{&t.nsenter, cfg.Nsenter, "nsenter", "util-linux"},
+		{&t.unshare, "", "unshare", "util-linux"},
+		{&t.mount, "", "mount", "mount"},
+		{&t.mkdir, "", "mkdir", "coreutils"},
+		{&t.sh, "", "sh", "dash"},
+	} {
+		path, err := lookTool(tool.configured, tool.name)
+		if err != nil {
+			return t, fmt.Errorf("%s is not installed (Debian package %s): %w", tool.name, tool.pkg, err)
+		}
+		*tool.dest = path
+	}
+	return t, nil
 }
 
 // lookTool finds a required binary, either the configured path or on PATH.

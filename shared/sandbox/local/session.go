@@ -12,13 +12,13 @@ import (
 	"github.com/commonly/runtime/shared/sandbox"
 )
 
-// Session is one local sandbox: a home that each run sees as its working
-// directory. Unlike E2B's kernel, variables do not survive a run; files
-// do.
+// Session is one local sandbox: a tmpfs whose home each run sees as its
+// working directory. Unlike E2B's kernel, variables do not survive a run;
+// files do.
 type Session struct {
 	p       *Provider
 	id      string
-	home    *home
+	fs      *sessionFS
 	release func() // gives the provider's slot back
 	// runSlot serialises runs, as a kernel does, and lets Kill wait for
 	// the run in progress to be gone before removing its files.
@@ -37,7 +37,7 @@ func (s *Session) ID() string { return s.id }
 
 // Dir is the session's mount point on the host: an empty directory (the
 // files are in the session's tmpfs, which only its runs see).
-func (s *Session) Dir() string { return s.home.dir }
+func (s *Session) Dir() string { return s.fs.dir }
 
 // Execute implements sandbox.Session. The run is bounded by ctx and by the
 // provider's RunTimeout, whichever ends first; either gives ErrTimeout.
@@ -63,7 +63,7 @@ func (s *Session) Execute(ctx context.Context, lang sandbox.Language, code strin
 	s.cancelRun = cancel
 	s.mu.Unlock()
 
-	res, err := s.p.run(runCtx, s.home, in.argv, code)
+	res, err := s.p.run(runCtx, s.fs, in.argv, code)
 	exec := sandbox.Execution{
 		Stdout:    res.stdout.String(),
 		Stderr:    res.stderr.String(),
@@ -130,7 +130,7 @@ func (s *Session) Kill(ctx context.Context) error {
 // free releases what the session holds; the caller holds runSlot.
 func (s *Session) free() {
 	defer func() { <-s.runSlot }()
-	s.home.close()
+	s.fs.close()
 	s.release()
 }
 

@@ -36,8 +36,8 @@ print(json.dumps({d: fill(d, %d) for d in ["/home/user", "/tmp", "/dev/shm", "/d
 `
 
 // TestWritableSpaceBounded writes past the budget everywhere code can
-// reach: the session's files, /tmp and /dev/shm each stop at their share
-// (ENOSPC), and nothing else takes a byte.
+// reach: the session's files, /tmp and /dev/shm share one budget and stop
+// there (ENOSPC), and nothing else takes a byte.
 func TestWritableSpaceBounded(t *testing.T) {
 	s := newSession(t, Config{})
 	budget := int64(DefaultWritableBytes)
@@ -46,71 +46,98 @@ func TestWritableSpaceBounded(t *testing.T) {
 	if err := json.Unmarshal([]byte(got.Stdout), &took); err != nil {
 		t.Fatalf("output %q (stderr %q): %v", got.Stdout, got.Stderr, err)
 	}
-	share := map[string]int64{"/home/user": budget / 2, "/tmp": budget / 4, "/dev/shm": budget / 4}
 	var total int64
 	for dir, r := range took {
 		n, errno := r[0], r[1]
 		total += n
-		want, writable := share[dir]
-		switch {
-		case !writable && (n != 0 || errno != 30): // EROFS
-			t.Errorf("%s: wrote %d bytes (errno %d), want read-only", dir, n, errno)
-		case writable && (n > want || n < want-(1<<20) || errno != 28): // ENOSPC
-			t.Errorf("%s: wrote %d MiB (errno %d), want %d MiB then ENOSPC", dir, n>>20, errno, want>>20)
+		switch dir {
+		case "/home/user", "/tmp", "/dev/shm":
+			if errno != 28 { // ENOSPC
+				t.Errorf("%s: wrote %d MiB, then errno %d; want ENOSPC", dir, n>>20, errno)
+			}
+		default:
+			if n != 0 || errno != 30 { // EROFS
+				t.Errorf("%s: wrote %d bytes (errno %d), want read-only", dir, n, errno)
+			}
 		}
 	}
-	if total > budget {
-		t.Errorf("wrote %d MiB in all, budget %d MiB", total>>20, budget>>20)
+	if total > budget || total < budget-1<<20 {
+		t.Errorf("wrote %d MiB in all, want the budget, %d MiB", total>>20, budget>>20)
+	}
+}
+
+// TestWritableFilesBounded: the inodes are bounded too (kernel memory the
+// byte budget does not count).
+func TestWritableFilesBounded(t *testing.T) {
+	const maxFiles = 1000
+	s := newSession(t, Config{MaxFiles: maxFiles})
+	got := run(t, s, sandbox.Python, `
+import os
+n = 0
+try:
+    while True:
+        os.close(os.open(f"/tmp/f{n}", os.O_CREAT | os.O_WRONLY, 0o600))
+        n += 1
+except OSError as e:
+    print(n, e.errno)
+`)
+	var n, errno int
+	if _, err := fmt.Sscan(got.Stdout, &n, &errno); err != nil {
+		t.Fatalf("output %q (stderr %q): %v", got.Stdout, got.Stderr, err)
+	}
+	if n > maxFiles || n < maxFiles-10 || errno != 28 {
+		t.Errorf("created %d files, then errno %d; want about %d, then ENOSPC", n, errno, maxFiles)
 	}
 }
 
 // TestWritableMounts reads the run's mount table: the only writable file
-// systems are the three bounded tmpfs, sized from WritableBytes, besides
-// /proc, /dev/pts and the device nodes.
+// system is the session's tmpfs, sized from WritableBytes and MaxFiles,
+// at /home/user, /tmp and /dev/shm, besides /proc, /dev/pts and the
+// device nodes.
 func TestWritableMounts(t *testing.T) {
-	const budget = 8 << 20
-	s := newSession(t, Config{WritableBytes: budget})
+	const budget, files = 8 << 20, 5000
+	s := newSession(t, Config{WritableBytes: budget, MaxFiles: files})
 	got := run(t, s, sandbox.Python, `
 import json
 mounts = []
 for line in open("/proc/self/mountinfo"):
     pre, post = line.split(" - ")
     f, g = pre.split(), post.split()
-    mounts.append({"at": f[4], "opts": f[5], "fs": g[0], "super": g[2]})
+    mounts.append({"dev": f[2], "at": f[4], "opts": f[5], "fs": g[0], "super": g[2]})
 print(json.dumps(mounts))
 `)
-	var mounts []struct{ At, Opts, FS, Super string }
+	var mounts []struct{ Dev, At, Opts, FS, Super string }
 	if err := json.Unmarshal([]byte(got.Stdout), &mounts); err != nil {
 		t.Fatalf("output %q: %v", got.Stdout, err)
 	}
-	want := map[string]int64{"/home/user": budget / 2, "/tmp": budget / 4, "/dev/shm": budget / 4}
 	devices := map[string]bool{"/dev/null": true, "/dev/zero": true, "/dev/full": true, "/dev/random": true, "/dev/urandom": true, "/dev/tty": true}
-	seen := map[string]bool{}
+	session := map[string]string{} // mount point -> device
 	for _, m := range mounts {
 		if strings.HasPrefix(m.Opts, "ro") {
 			continue
 		}
 		switch {
 		case m.FS == "proc" && m.At == "/proc", m.FS == "devpts" && m.At == "/dev/pts", devices[m.At]:
-		case m.FS == "tmpfs" && want[m.At] != 0:
-			seen[m.At] = true
-			if size := tmpfsSize(m.Super); size != want[m.At] {
-				t.Errorf("%s: tmpfs of %d bytes, want %d", m.At, size, want[m.At])
+		case m.FS == "tmpfs" && (m.At == "/home/user" || m.At == "/tmp" || m.At == "/dev/shm"):
+			session[m.At] = m.Dev
+			if size, inodes := tmpfsOption(m.Super, "size"), tmpfsOption(m.Super, "nr_inodes"); size != budget>>10 || inodes != files {
+				t.Errorf("%s: tmpfs of %d KiB and %d inodes, want %d and %d", m.At, size, inodes, budget>>10, files)
 			}
 		default:
 			t.Errorf("writable mount %+v", m)
 		}
 	}
-	if len(seen) != len(want) {
-		t.Errorf("bounded tmpfs seen at %v, want %v", seen, want)
+	if len(session) != 3 || session["/tmp"] != session["/home/user"] || session["/dev/shm"] != session["/home/user"] {
+		t.Errorf("writable tmpfs %v, want one at /home/user, /tmp and /dev/shm", session)
 	}
 }
 
-func tmpfsSize(opts string) int64 {
+// tmpfsOption is a numeric option of a mount ("size=8192k" is 8192).
+func tmpfsOption(opts, name string) int64 {
 	for _, o := range strings.Split(opts, ",") {
-		if v, ok := strings.CutPrefix(o, "size="); ok {
+		if v, ok := strings.CutPrefix(o, name+"="); ok {
 			n, _ := strconv.ParseInt(strings.TrimSuffix(v, "k"), 10, 64)
-			return n << 10
+			return n
 		}
 	}
 	return -1
