@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/plans"
+	"github.com/commonly/runtime/shared/turns"
+)
+
+// Attributes of the daily usage item.
+const (
+	attrTurns = "turns"
+	attrCost  = "costMicros"
+)
+
+// Admit counts the turn and creates its run in one transaction:
+//
+//  0. the idempotency record (when a key was given), only if new;
+//  1. a check that the user's plan is still the admission's plan;
+//  2. ADD 1 to the user's day counter, only if it is below the limit;
+//  3. the run, only if new.
+//
+// Under any concurrency DynamoDB serialises the counter's condition, so
+// exactly `limit` turns are admitted a day, and the plan check makes that
+// limit the plan's at the moment of the write. The idempotency record
+// comes first so a replay is recognised even at the ceiling.
+func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResult, error) {
+	if _, err := plans.Parse(string(a.Plan)); err != nil {
+		return turns.AdmitResult{}, fmt.Errorf("admit: %w", err)
+	}
+	runItem, err := marshalRun(a.Run)
+	if err != nil {
+		return turns.AdmitResult{}, err
+	}
+	var items []types.TransactWriteItem
+	idemIdx := -1
+	if a.IdempotencyKey != "" {
+		idem := stateKey(keys.Idempotency(a.CallerID, a.Run.InstallID, a.IdempotencyKey))
+		idem["runId"], idem["requestHash"] = str(a.Run.RunID), str(a.Run.RequestHash)
+		// The TTL attribute: DynamoDB deletes the record some time after it
+		// passes, and the condition below lets an expired key be reused before.
+		idem[keys.TTL] = num(a.Now.Add(d.IdempotencyTTL).Unix())
+		idemIdx = len(items)
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName:                           aws.String(d.tables.State),
+			Item:                                idem,
+			ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR #exp < :now"),
+			ExpressionAttributeNames:            map[string]string{"#pk": keys.PK, "#exp": keys.TTL},
+			ExpressionAttributeValues:           map[string]types.AttributeValue{":now": num(a.Now.Unix())},
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}})
+	}
+	planIdx := len(items)
+	planCond, planValues := planCondition(a.Plan)
+	items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName:                 aws.String(d.tables.State),
+		Key:                       stateKey(keys.Plan(a.Run.UserID)),
+		ConditionExpression:       aws.String(planCond),
+		ExpressionAttributeNames:  map[string]string{"#plan": attrPlan},
+		ExpressionAttributeValues: planValues,
+	}})
+	counterIdx := len(items)
+	items = append(items, types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(d.tables.State),
+		Key:                       stateKey(keys.UsageOnDay(a.Run.UserID, a.Run.Day)),
+		UpdateExpression:          aws.String("ADD #t :one SET #u = :user, #d = :day, #ttl = :ttl"),
+		ConditionExpression:       aws.String("attribute_not_exists(#t) OR #t < :limit"),
+		ExpressionAttributeNames:  map[string]string{"#t": attrTurns, "#u": "userId", "#d": "day", "#ttl": keys.TTL},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1), ":limit": num(a.Limit), ":user": str(a.Run.UserID), ":day": str(a.Run.Day), ":ttl": num(keys.ExpiresAfterDay(a.Run.CreatedAt))},
+		// The current count tells a refused caller how much was used.
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}})
+	items = append(items, types.TransactWriteItem{Put: &types.Put{
+		TableName:                aws.String(d.tables.Runs),
+		Item:                     runItem,
+		ConditionExpression:      aws.String("attribute_not_exists(#id)"),
+		ExpressionAttributeNames: map[string]string{"#id": keys.RunID},
+	}})
+
+	err = d.transact(ctx, items)
+	if err == nil {
+		return turns.AdmitResult{Admitted: true}, nil
+	}
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return turns.AdmitResult{}, fmt.Errorf("admit transaction: %w", err)
+	}
+	reasons := tce.CancellationReasons
+	if idemIdx >= 0 && failedCondition(reasons, idemIdx) {
+		return d.replay(ctx, a, reasons[idemIdx].Item)
+	}
+	if failedCondition(reasons, planIdx) {
+		// Before the counter: its condition was checked against the limit
+		// of a plan the user no longer has.
+		return turns.AdmitResult{PlanChanged: true}, nil
+	}
+	if failedCondition(reasons, counterIdx) {
+		used := numAttr(reasons[counterIdx].Item, attrTurns)
+		if used == 0 {
+			used = a.Limit
+		}
+		return turns.AdmitResult{CeilingUsed: used}, nil
+	}
+	return turns.AdmitResult{}, fmt.Errorf("admit transaction cancelled (%s): %w", reasonCodes(reasons), turns.ErrUnavailable)
+}
+
+// planCondition is the condition under which a user's plan item decodes
+// to p (decodePlan): for a paid plan its value is p; for free the item or
+// its value is missing, or the value is no paid plan.
+func planCondition(p plans.Plan) (string, map[string]types.AttributeValue) {
+	if p != plans.Free {
+		return "#plan = :plan", map[string]types.AttributeValue{":plan": str(string(p))}
+	}
+	values := map[string]types.AttributeValue{}
+	var paid []string
+	for i, q := range plans.All() {
+		if q == plans.Free {
+			continue
+		}
+		name := fmt.Sprintf(":paid%d", i)
+		values[name] = str(string(q))
+		paid = append(paid, "#plan <> "+name)
+	}
+	return "attribute_not_exists(#plan) OR (" + strings.Join(paid, " AND ") + ")", values
+}
+
+func (d *Dynamo) replay(ctx context.Context, a turns.Admission, old map[string]types.AttributeValue) (turns.AdmitResult, error) {
+	if strAttr(old, "runId") == "" {
+		// The server did not return the old item: read it.
+		item, err := d.getItem(ctx, d.tables.State, stateKey(keys.Idempotency(a.CallerID, a.Run.InstallID, a.IdempotencyKey)))
+		if err != nil {
+			return turns.AdmitResult{}, fmt.Errorf("read idempotency record: %w", err)
+		}
+		old = item
+	}
+	if strAttr(old, "runId") == "" {
+		return turns.AdmitResult{}, fmt.Errorf("idempotency record vanished: %w", turns.ErrUnavailable)
+	}
+	return turns.AdmitResult{ReplayOf: strAttr(old, "runId"), ReplayHash: strAttr(old, "requestHash")}, nil
+}
