@@ -48,7 +48,7 @@ func newBusy(busy int) (*Dynamo, *busyDB, *[]time.Duration) {
 	db := &busyDB{busy: busy}
 	d := New(db, Tables{State: "state", Runs: "runs"})
 	var waits []time.Duration
-	d.sleep = func(w time.Duration) { waits = append(waits, w) }
+	d.conflicts.Sleep = func(_ context.Context, w time.Duration) error { waits = append(waits, w); return nil }
 	return d, db, &waits
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -35,8 +33,9 @@ func (d *Dynamo) transact(ctx context.Context, items []types.TransactWriteItem) 
 // retryConflicts runs write until it succeeds or fails for a reason busy
 // does not claim: a concurrent transaction on the same items, which
 // DynamoDB does not retry itself. Between tries it waits with full
-// jitter, so that concurrent writers of one user spread out; past
-// maxConflictRetries it gives up as unavailable.
+// jitter (d.conflicts), so that concurrent writers of one user spread
+// out, and stops as soon as ctx is done; past maxConflictRetries it gives
+// up as unavailable.
 func (d *Dynamo) retryConflicts(ctx context.Context, write func() error, busy func(error) bool) error {
 	for attempt := 0; ; attempt++ {
 		err := write()
@@ -46,8 +45,7 @@ func (d *Dynamo) retryConflicts(ctx context.Context, write func() error, busy fu
 		if attempt >= maxConflictRetries {
 			return fmt.Errorf("transaction conflicts after %d attempts: %w", attempt+1, turns.ErrUnavailable)
 		}
-		d.sleep(time.Duration(rand.Int64N(int64(5*time.Millisecond) << min(attempt, 6))))
-		if err := ctx.Err(); err != nil {
+		if err := d.conflicts.Wait(ctx, attempt); err != nil {
 			return err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/retry"
 	"github.com/commonly/runtime/shared/runs"
 )
 
@@ -45,13 +46,19 @@ type Dynamo struct {
 	tables Tables
 	// IdempotencyTTL is how long an Idempotency-Key is remembered.
 	IdempotencyTTL time.Duration
-	// sleep is replaced in tests of the conflict retry.
-	sleep func(time.Duration)
+	// conflicts spaces out retries of writes that met a transaction in
+	// flight, unprocessed the retries of a batch get's left-over keys;
+	// tests replace their sleep.
+	conflicts, unprocessed retry.Backoff
 }
 
 // New returns a store over the given client and tables.
 func New(db dynamoAPI, t Tables) *Dynamo {
-	return &Dynamo{db: db, tables: t, IdempotencyTTL: 24 * time.Hour, sleep: time.Sleep}
+	return &Dynamo{
+		db: db, tables: t, IdempotencyTTL: 24 * time.Hour,
+		conflicts:   retry.Backoff{Base: 5 * time.Millisecond, Max: 320 * time.Millisecond},
+		unprocessed: retry.Backoff{Base: 20 * time.Millisecond, Max: 320 * time.Millisecond},
+	}
 }
 
 // getItem reads one item with a strongly consistent read: admission,

@@ -73,8 +73,12 @@ func (d *Dynamo) GetInstallAndPlan(ctx context.Context, installID, userID string
 	return in, decodePlan(items[keys.Plan(userID)]), nil
 }
 
+// maxBatchAttempts bounds the calls of one batch get.
+const maxBatchAttempts = 6
+
 // batchGetState reads up to 100 state items by key, retrying unprocessed
-// keys (DynamoDB may return part of a batch under load).
+// keys (DynamoDB may return part of a batch under load) after a jittered
+// wait (d.unprocessed).
 func (d *Dynamo) batchGetState(ctx context.Context, ks ...keys.Key) (map[keys.Key]map[string]types.AttributeValue, error) {
 	req := make([]map[string]types.AttributeValue, len(ks))
 	for i, k := range ks {
@@ -84,10 +88,12 @@ func (d *Dynamo) batchGetState(ctx context.Context, ks ...keys.Key) (map[keys.Ke
 	pending := map[string]types.KeysAndAttributes{d.tables.State: {Keys: req, ConsistentRead: aws.Bool(true)}}
 	for attempt := 0; len(pending) > 0; attempt++ {
 		if attempt > 0 {
-			if attempt > 5 {
+			if attempt >= maxBatchAttempts {
 				return nil, fmt.Errorf("batch get: keys still unprocessed after %d attempts", attempt)
 			}
-			d.sleep(time.Duration(attempt*attempt) * 20 * time.Millisecond)
+			if err := d.unprocessed.Wait(ctx, attempt-1); err != nil {
+				return nil, err
+			}
 		}
 		out, err := d.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
 		if err != nil {
