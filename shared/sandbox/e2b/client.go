@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/commonly/runtime/shared/retry"
 )
 
 // Defaults of Config.
@@ -18,6 +20,8 @@ const (
 	DefaultTemplate = "code-interpreter-v1"
 	// InterpreterPort is the code interpreter's port inside the sandbox.
 	InterpreterPort = "49999"
+	// maxRetryBackoff caps the wait between create attempts.
+	maxRetryBackoff = 8 * time.Second
 )
 
 // Config configures a Client.
@@ -42,8 +46,8 @@ type Config struct {
 	// CreateRetries is how many times a create refused for capacity (503,
 	// 504) is retried; default 2. Negative disables retries.
 	CreateRetries int
-	// RetryBackoff is the first wait between create attempts, doubled each
-	// time; default 500 ms.
+	// RetryBackoff is the ceiling of the first (jittered) wait between
+	// create attempts, doubled each time up to 8 s; default 500 ms.
 	RetryBackoff time.Duration
 	// Now defaults to time.Now.
 	Now func() time.Time
@@ -57,6 +61,7 @@ type Client struct {
 	http          *http.Client
 	now           func() time.Time
 	createRetries int
+	createBackoff retry.Backoff
 }
 
 // New checks cfg and fills its defaults.
@@ -101,6 +106,7 @@ func New(cfg Config) (*Client, error) {
 		http:          hc,
 		now:           now,
 		createRetries: retries,
+		createBackoff: retry.Backoff{Base: cfg.RetryBackoff, Max: maxRetryBackoff},
 	}, nil
 }
 

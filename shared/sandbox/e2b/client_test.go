@@ -113,6 +113,41 @@ func TestCreateRetriesCapacityRefusals(t *testing.T) {
 	}
 }
 
+// cancelAfter cancels a context once the first response has come back.
+type cancelAfter struct {
+	next   http.RoundTripper
+	cancel context.CancelFunc
+}
+
+func (c cancelAfter) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(r)
+	c.cancel()
+	return resp, err
+}
+
+// A create refused for capacity waits before its retry, and that wait
+// ends with the turn's context instead of running its course.
+func TestCreateRetryWaitEndsWithTheContext(t *testing.T) {
+	f := e2btest.Start(t)
+	f.FailCreates(1, http.StatusServiceUnavailable, "sandbox_capacity_unavailable")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := f.ClientConfig()
+	cfg.RetryBackoff = time.Hour
+	cfg.HTTPClient = &http.Client{Transport: cancelAfter{next: cfg.HTTPClient.Transport, cancel: cancel}}
+	c, err := e2b.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Create(ctx, sandbox.Meta{RunID: "r"})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "status 503") {
+		t.Fatalf("err = %v, want context.Canceled (after the 503), not unavailability", err)
+	}
+	if got := len(f.Creates()); got != 1 {
+		t.Errorf("%d create attempts, want 1", got)
+	}
+}
+
 func TestAPIErrorsNeverCarryTheKey(t *testing.T) {
 	t.Run("401 from the fake", func(t *testing.T) {
 		f := e2btest.Start(t)

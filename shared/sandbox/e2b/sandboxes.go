@@ -92,7 +92,7 @@ type newNetwork struct {
 // CreateSandbox creates a closed sandbox with the given metadata: no
 // internet, no public traffic, no environment variables, secure, killed
 // (not paused) after sandbox.Lifetime. Refusals for capacity are retried
-// with backoff.
+// after a jittered, doubling wait that ends with ctx.
 func (c *Client) CreateSandbox(ctx context.Context, metadata map[string]string) (Sandbox, error) {
 	if metadata == nil {
 		metadata = map[string]string{}
@@ -107,7 +107,6 @@ func (c *Client) CreateSandbox(ctx context.Context, metadata map[string]string) 
 		AutoPause:           false,
 		Metadata:            metadata,
 	}
-	wait := c.cfg.RetryBackoff
 	for attempt := 0; ; attempt++ {
 		var sb Sandbox
 		_, err := c.call(ctx, "create sandbox", http.MethodPost, "/sandboxes", body, &sb, http.StatusCreated)
@@ -121,12 +120,9 @@ func (c *Client) CreateSandbox(ctx context.Context, metadata map[string]string) 
 		if !errors.As(err, &apiErr) || !apiErr.Retryable() || attempt >= c.createRetries {
 			return Sandbox{}, err
 		}
-		select {
-		case <-ctx.Done():
-			return Sandbox{}, fmt.Errorf("e2b: create sandbox: %w (after %v)", ctx.Err(), err)
-		case <-time.After(wait):
+		if werr := c.createBackoff.Wait(ctx, attempt); werr != nil {
+			return Sandbox{}, fmt.Errorf("e2b: create sandbox: %w (after %v)", werr, err)
 		}
-		wait *= 2
 	}
 }
 
