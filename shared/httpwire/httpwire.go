@@ -1,7 +1,10 @@
 // Package httpwire holds the HTTP plumbing the runtime's outbound clients
-// share (the credential broker, the Commonly backend, GitHub, web
-// search): checking a configured base URL, and building a request's URL
-// from it and path segments that may come from a turn or the model. It depends on the standard library only.
+// share (the credential broker, the Commonly backend, GitHub, web search,
+// the Durable Object runtime, E2B): checking a configured base URL,
+// building a request's URL from it and path segments that may come from a
+// turn or the model, and making one JSON call (Do) whose failures are an
+// *Error that keeps the status and the cause for the log while the caller
+// shows its own fixed words. It depends on the standard library only.
 package httpwire
 
 import (
