@@ -2,10 +2,8 @@ package github
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 
@@ -46,47 +44,49 @@ func (c *Client) get(ctx context.Context, env tools.Env, segments []string, quer
 	default:
 		return "", errors.New("github: could not obtain GitHub credentials for this user")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return "", errors.New("github: building the request failed")
+	_, err = httpwire.Do(ctx, c.hc, httpwire.Request{
+		Method: http.MethodGet, URL: u.String(), Bearer: token,
+		Header: http.Header{"Accept": {"application/vnd.github+json"}, "X-Github-Api-Version": {APIVersion}},
+		OK:     httpwire.Status(http.StatusOK), Out: out, MaxBytes: maxResponse,
+	})
+	if e, ok := errors.AsType[*httpwire.Error](err); ok {
+		return token, failure(e)
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Accept", "application/vnd.github+json")
-	req.Header.Set("X-GitHub-Api-Version", APIVersion)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return token, fmt.Errorf("github: %w", ctx.Err())
-		}
-		return token, errors.New("github: GitHub unreachable")
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return token, statusError(resp)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxResponse)).Decode(out); err != nil {
-		return token, errors.New("github: malformed answer from GitHub")
-	}
-	return token, nil
+	return token, err
 }
 
-func statusError(resp *http.Response) error {
-	s := resp.StatusCode
+// failure puts a failed call in words the model can use; the error keeps
+// the status and the cause for the log.
+func failure(e *httpwire.Error) error {
+	switch e.Kind {
+	case httpwire.KindContext:
+		return fmt.Errorf("github: %w", e.Err)
+	case httpwire.KindTransport:
+		return e.WithMessage("github: GitHub unreachable")
+	case httpwire.KindStatus:
+		return e.WithMessage(statusText(e.Status, e.Header))
+	case httpwire.KindDecode:
+		return e.WithMessage("github: malformed answer from GitHub")
+	}
+	return e.WithMessage("github: building the request failed")
+}
+
+func statusText(s int, h http.Header) string {
 	switch {
 	case s == http.StatusUnauthorized:
-		return fmt.Errorf("github: GitHub rejected the credentials (status %d)", s)
-	case s == http.StatusTooManyRequests || (s == http.StatusForbidden && resp.Header.Get("X-RateLimit-Remaining") == "0"):
-		return fmt.Errorf("github: rate limited, try again later (status %d)", s)
+		return fmt.Sprintf("github: GitHub rejected the credentials (status %d)", s)
+	case s == http.StatusTooManyRequests || (s == http.StatusForbidden && h.Get("X-RateLimit-Remaining") == "0"):
+		return fmt.Sprintf("github: rate limited, try again later (status %d)", s)
 	case s == http.StatusForbidden:
-		return fmt.Errorf("github: access denied (status %d)", s)
+		return fmt.Sprintf("github: access denied (status %d)", s)
 	case s == http.StatusNotFound:
-		return fmt.Errorf("github: not found, or not visible to this user (status %d)", s)
+		return fmt.Sprintf("github: not found, or not visible to this user (status %d)", s)
 	case s == http.StatusGone:
-		return fmt.Errorf("github: issues are disabled or the issue was deleted (status %d)", s)
+		return fmt.Sprintf("github: issues are disabled or the issue was deleted (status %d)", s)
 	case s == http.StatusUnprocessableEntity:
-		return fmt.Errorf("github: GitHub rejected the query (status %d)", s)
+		return fmt.Sprintf("github: GitHub rejected the query (status %d)", s)
 	case s >= 500:
-		return fmt.Errorf("github: GitHub unavailable (status %d)", s)
+		return fmt.Sprintf("github: GitHub unavailable (status %d)", s)
 	}
-	return fmt.Errorf("github: unexpected answer (status %d)", s)
+	return fmt.Sprintf("github: unexpected answer (status %d)", s)
 }
