@@ -56,7 +56,7 @@ func (c *Client) post(ctx context.Context, env tools.Env, content string) (id, t
 		ID string `json:"id"`
 	}
 	token, err = c.call(ctx, env, http.MethodPost, []string{"api", "v1", "pods", env.PodID, "messages"}, nil, body, &answer)
-	if errors.Is(err, errMalformed) {
+	if malformed(err) {
 		// A 2xx with a body we cannot read: the message is in the pod, and
 		// reporting a failure would make the model post it again.
 		return "", token, nil

@@ -1,12 +1,9 @@
 package pod
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 
@@ -16,10 +13,6 @@ import (
 
 // maxResponse bounds what is read from the backend.
 const maxResponse = 1 << 20
-
-// errMalformed: the backend answered 2xx with a body that could not be
-// read. For a write this still means the write happened.
-var errMalformed = errors.New("commonly backend: malformed answer")
 
 // call sends one request to the backend as env's user and decodes a 2xx
 // answer into out when out is not nil. It returns the token it used so
@@ -42,41 +35,35 @@ func (c *Client) call(ctx context.Context, env tools.Env, method string, segment
 		// The broker's error is safe, but it says nothing the model can use.
 		return "", errors.New("commonly backend: could not obtain credentials for this user")
 	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return "", fmt.Errorf("encoding request: %w", err)
+	_, err = httpwire.Do(ctx, c.hc, httpwire.Request{Method: method, URL: u.String(), Bearer: token, Body: body, Out: out, MaxBytes: maxResponse})
+	if e, ok := errors.AsType[*httpwire.Error](err); ok {
+		if e.Kind == httpwire.KindContext {
+			return "", fmt.Errorf("commonly backend: %w", e.Err)
 		}
-		rd = bytes.NewReader(b)
+		return token, failure(e)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
-	if err != nil {
-		return "", errors.New("pod: building the request failed")
+	return token, err
+}
+
+// failure puts a failed call in words the model can use; the error keeps
+// the status and the cause for the log.
+func failure(e *httpwire.Error) error {
+	switch e.Kind {
+	case httpwire.KindTransport:
+		return e.WithMessage("commonly backend unreachable")
+	case httpwire.KindStatus:
+		return e.WithMessage(statusText(e.Status))
+	case httpwire.KindDecode:
+		return e.WithMessage("commonly backend: malformed answer")
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", fmt.Errorf("commonly backend: %w", ctx.Err())
-		}
-		return token, errors.New("commonly backend unreachable")
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return token, statusError(resp.StatusCode)
-	}
-	if out == nil {
-		return token, nil
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxResponse)).Decode(out); err != nil {
-		return token, errMalformed
-	}
-	return token, nil
+	return e.WithMessage("pod: building the request failed")
+}
+
+// malformed reports a 2xx answer whose body could not be read. For a
+// write this still means the write happened.
+func malformed(err error) bool {
+	e, ok := errors.AsType[*httpwire.Error](err)
+	return ok && e.Kind == httpwire.KindDecode
 }
 
 // endpoint appends escaped segments to the base URL. An empty, "." or
@@ -94,16 +81,16 @@ func (c *Client) endpoint(segments []string, query url.Values) (*url.URL, error)
 	return u, nil
 }
 
-func statusError(status int) error {
+func statusText(status int) string {
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return fmt.Errorf("commonly backend: not authorized (status %d)", status)
+		return fmt.Sprintf("commonly backend: not authorized (status %d)", status)
 	case status == http.StatusNotFound:
-		return fmt.Errorf("commonly backend: not found (status %d)", status)
+		return fmt.Sprintf("commonly backend: not found (status %d)", status)
 	case status == http.StatusTooManyRequests:
-		return fmt.Errorf("commonly backend: rate limited, try again later (status %d)", status)
+		return fmt.Sprintf("commonly backend: rate limited, try again later (status %d)", status)
 	case status >= 500:
-		return fmt.Errorf("commonly backend unavailable (status %d)", status)
+		return fmt.Sprintf("commonly backend unavailable (status %d)", status)
 	}
-	return fmt.Errorf("commonly backend rejected the request (status %d)", status)
+	return fmt.Sprintf("commonly backend rejected the request (status %d)", status)
 }

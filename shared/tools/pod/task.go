@@ -3,7 +3,6 @@ package pod
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -75,7 +74,7 @@ func (t createTask) Call(ctx context.Context, env tools.Env, args json.RawMessag
 	token, err := t.c.call(ctx, env, http.MethodPost, []string{"api", "v1", "pods", env.PodID, "tasks"}, nil, body, &answer)
 	// A 2xx with an unreadable body still created the task; reporting a
 	// failure would make the model create it again.
-	if err != nil && !errors.Is(err, errMalformed) {
+	if err != nil && !malformed(err) {
 		return tools.Result{Err: err}
 	}
 	return tools.Result{Output: map[string]any{"created": true, "taskId": textcap.Scrub(answer.ID, token)}}
