@@ -1,10 +1,11 @@
 package search
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+
+	"github.com/commonly/runtime/shared/httpwire"
 	"strings"
 )
 
@@ -25,13 +26,12 @@ type exaText struct {
 	MaxCharacters int `json:"maxCharacters"`
 }
 
-func (exa) request(ctx context.Context, endpoint, key, query string, n int) (*http.Request, error) {
-	req, err := postJSON(ctx, endpoint, exaRequest{Query: query, NumResults: n, Contents: exaContents{Text: exaText{MaxCharacters: maxSnippet}}})
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("x-api-key", key)
-	return req, nil
+func (exa) body(query string, n int) any {
+	return exaRequest{Query: query, NumResults: n, Contents: exaContents{Text: exaText{MaxCharacters: maxSnippet}}}
+}
+
+func (exa) authorize(r *httpwire.Request, key string) {
+	r.Header = http.Header{"X-Api-Key": {key}}
 }
 
 func (exa) results(body io.Reader) ([]result, error) {

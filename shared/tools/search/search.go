@@ -19,11 +19,10 @@
 //	200 {"results": [{"title", "url", "content"}, ...]}
 //
 // The model sees at most maxResults results of a title, a URL and a
-// snippet of at most 500 characters. Error bodies are never read.
+// snippet of at most 500 characters. Error bodies are never kept.
 package search
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,7 +48,8 @@ const (
 	ProviderTavily = "tavily"
 )
 
-// Environment variables of ConfigFromEnv.
+// Environment variables that configure the tool (read by the turn
+// function's configuration; named here for its messages).
 const (
 	EnvProvider = "SEARCH_PROVIDER"
 	EnvAPIKey   = "SEARCH_API_KEY"
@@ -93,9 +93,11 @@ type Tool struct {
 	hc       *http.Client
 }
 
-// provider builds one search request and reads its answer.
+// provider speaks one provider's search: the request's body and
+// credential, and the answer's hits.
 type provider interface {
-	request(ctx context.Context, endpoint, key, query string, n int) (*http.Request, error)
+	body(query string, n int) any
+	authorize(r *httpwire.Request, key string)
 	results(body io.Reader) ([]result, error)
 }
 
@@ -158,45 +160,51 @@ func (t *Tool) Call(ctx context.Context, _ tools.Env, args json.RawMessage) tool
 		return tools.Result{Err: err}
 	}
 
-	req, err := t.provider.request(ctx, t.endpoint, t.key, query, n)
-	if err != nil {
-		return tools.Errorf("search: building the request failed")
+	req := httpwire.Request{
+		Method: http.MethodPost, URL: t.endpoint, Body: t.provider.body(query, n),
+		OK: httpwire.Status(http.StatusOK), MaxBytes: maxResponse,
+	}
+	t.provider.authorize(&req, t.key)
+	var hits []result
+	req.Decode = func(body io.Reader) (err error) {
+		hits, err = t.provider.results(body)
+		return err
+	}
+	_, err = httpwire.Do(ctx, t.hc, req)
+	if e, ok := errors.AsType[*httpwire.Error](err); ok && e.Kind == httpwire.KindRequest {
+		return tools.Result{Err: e.WithMessage("search: building the request failed")}
 	}
 	res := tools.Result{Usage: tools.Usage{SearchQueries: 1}}
-	hits, err := t.send(ctx, req)
 	if err != nil {
-		res.Err = err
+		res.Err = failure(err)
 		return res
 	}
 	res.Output = t.present(hits, n)
 	return res
 }
 
-func (t *Tool) send(ctx context.Context, req *http.Request) ([]result, error) {
-	resp, err := t.hc.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("web search: %w", ctx.Err())
-		}
-		return nil, errors.New("web search: provider unreachable")
+// failure puts a failed query in words the model can use; the error
+// keeps the status and the cause for the log.
+func failure(err error) error {
+	e, ok := errors.AsType[*httpwire.Error](err)
+	if !ok {
+		return err
 	}
-	defer resp.Body.Close()
-	switch s := resp.StatusCode; {
-	case s == http.StatusOK:
+	switch s := e.Status; {
+	case e.Kind == httpwire.KindContext:
+		return fmt.Errorf("web search: %w", e.Err)
+	case e.Kind == httpwire.KindTransport:
+		return e.WithMessage("web search: provider unreachable")
+	case e.Kind == httpwire.KindDecode:
+		return e.WithMessage("web search: malformed answer from the provider")
 	case s == http.StatusUnauthorized || s == http.StatusForbidden:
-		return nil, fmt.Errorf("web search: provider refused the credentials (status %d)", s)
+		return e.WithMessage(fmt.Sprintf("web search: provider refused the credentials (status %d)", s))
 	case s == http.StatusTooManyRequests:
-		return nil, fmt.Errorf("web search: rate limited, try again later (status %d)", s)
+		return e.WithMessage(fmt.Sprintf("web search: rate limited, try again later (status %d)", s))
 	case s >= 500:
-		return nil, fmt.Errorf("web search: provider unavailable (status %d)", s)
-	default:
-		return nil, fmt.Errorf("web search: provider rejected the query (status %d)", s)
+		return e.WithMessage(fmt.Sprintf("web search: provider unavailable (status %d)", s))
 	}
-	hits, err := t.provider.results(io.LimitReader(resp.Body, maxResponse))
-	if err != nil {
-		return nil, errors.New("web search: malformed answer from the provider")
-	}
-	return hits, nil
+	return e.WithMessage(fmt.Sprintf("web search: provider rejected the query (status %d)", e.Status))
 }
 
 // present trims the hits for the model: at most n, each field bounded,
@@ -226,18 +234,3 @@ func (t *Tool) present(hits []result, n int) map[string]any {
 }
 
 func (t *Tool) scrub(s string) string { return textcap.Scrub(s, t.key) }
-
-// postJSON builds a JSON POST.
-func postJSON(ctx context.Context, endpoint string, body any) (*http.Request, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	return req, nil
-}

@@ -1,10 +1,10 @@
 package search
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"net/http"
+
+	"github.com/commonly/runtime/shared/httpwire"
 )
 
 // tavily speaks Tavily's /search.
@@ -15,14 +15,11 @@ type tavilyRequest struct {
 	MaxResults int    `json:"max_results"`
 }
 
-func (tavily) request(ctx context.Context, endpoint, key, query string, n int) (*http.Request, error) {
-	req, err := postJSON(ctx, endpoint, tavilyRequest{Query: query, MaxResults: n})
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	return req, nil
+func (tavily) body(query string, n int) any {
+	return tavilyRequest{Query: query, MaxResults: n}
 }
+
+func (tavily) authorize(r *httpwire.Request, key string) { r.Bearer = key }
 
 func (tavily) results(body io.Reader) ([]result, error) {
 	var a struct {
