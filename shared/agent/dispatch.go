@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/money"
@@ -80,6 +81,13 @@ func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) (e *E
 		msg := toolErrorText(name, res.Err)
 		rec.Error = msg
 		content = errContent(msg)
+		// An error that chose its own log value (an outbound call's
+		// status and cause) is logged with it; other tool errors can
+		// quote the model's arguments and stay out of the logs.
+		var detail slog.LogValuer
+		if errors.As(res.Err, &detail) {
+			tr.log.Warn("tool call failed", "step", step, "tool", name, "err", detail)
+		}
 	} else if c, err := okContent(res.Output); err != nil {
 		tr.log.Error("tool output not encodable", "step", step, "tool", name, "error", err)
 		rec.Error = fmt.Sprintf("tool %s returned output that could not be encoded", name)

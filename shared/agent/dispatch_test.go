@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +130,37 @@ func TestToolErrorDoesNotEndTheTurn(t *testing.T) {
 	wantEnd(t, h.r(), runs.StatusSucceeded, "")
 	if flaky.calls != 2 || h.r().FinalMessage != "sorry" {
 		t.Fatalf("calls %d final %q", flaky.calls, h.r().FinalMessage)
+	}
+}
+
+// detailedError is a tool error that says something else to the log than
+// to the model, as an outbound call's failure does.
+type detailedError struct{}
+
+func (detailedError) Error() string { return "backend unreachable" }
+func (detailedError) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("cause", "dial tcp 10.0.0.9:443: connection refused"))
+}
+
+func TestToolErrorCauseIsLoggedNotShown(t *testing.T) {
+	failing := &fakeTool{name: "pod", fn: func(context.Context, json.RawMessage) tools.Result {
+		return tools.Result{Err: fmt.Errorf("pod: %w", detailedError{})}
+	}}
+	msg, rec, h := toolMessage(t, failing, "pod", `{}`)
+	if strings.Contains(msg, "10.0.0.9") || strings.Contains(rec.Error, "10.0.0.9") || !strings.Contains(msg, "backend unreachable") {
+		t.Errorf("the model was told %s, the record %q", msg, rec.Error)
+	}
+	if logs := h.logs.String(); !strings.Contains(logs, `"tool call failed"`) || !strings.Contains(logs, "10.0.0.9") {
+		t.Errorf("the cause was not logged: %s", logs)
+	}
+
+	// A plain tool error may quote the model's arguments: not logged.
+	plain := &fakeTool{name: "pod", fn: func(context.Context, json.RawMessage) tools.Result {
+		return tools.Errorf("bad owner %q", "private words")
+	}}
+	_, _, h = toolMessage(t, plain, "pod", `{}`)
+	if strings.Contains(h.logs.String(), "private words") {
+		t.Errorf("a plain tool error reached the logs: %s", h.logs.String())
 	}
 }
 
