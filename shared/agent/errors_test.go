@@ -248,7 +248,7 @@ func TestRunRefusesFinalOrMissingRuns(t *testing.T) {
 	if h.r().Status != runs.StatusSucceeded || h.r().CompletedAt != before.CompletedAt {
 		t.Fatal("a final run was changed")
 	}
-	if out := h.loop.Run(context.Background(), Turn{}); kindOf(t, out) != runs.ErrConfig {
+	if out := h.loop.Run(context.Background(), TurnInput{}); kindOf(t, out) != runs.ErrConfig {
 		t.Fatalf("nil run: %+v", out)
 	}
 }

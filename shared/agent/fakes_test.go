@@ -236,7 +236,7 @@ type harness struct {
 	pricer      *fakePricer
 	poster      *fakePoster
 	loop        *Loop
-	turn        Turn
+	turn        TurnInput
 	checkpoints []runs.Run // snapshots
 	logs        bytes.Buffer
 }
@@ -251,7 +251,7 @@ func newHarness(t testing.TB, script ...reply) *harness {
 		Logger: slog.New(slog.NewJSONHandler(&h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	started := h.clock.Now()
-	h.turn = Turn{
+	h.turn = TurnInput{
 		Run: &runs.Run{
 			RunID: "run_1", InstallID: "inst_1", UserID: "u_9", PodID: "pod_1",
 			Status: runs.StatusRunning, CreatedAt: started, StartedAt: &started,
@@ -274,7 +274,7 @@ func (h *harness) withTools(ts ...*fakeTool) *harness {
 	return h
 }
 
-func (h *harness) run(ctx context.Context) Outcome { return h.loop.Run(ctx, h.turn) }
+func (h *harness) run(ctx context.Context) TurnResult { return h.loop.Run(ctx, h.turn) }
 
 func (h *harness) r() *runs.Run { return h.turn.Run }
 
@@ -295,15 +295,15 @@ func wantEnd(t *testing.T, r *runs.Run, status runs.Status, kind runs.ErrorKind)
 	}
 }
 
-// kindOf is the errorKind of an Outcome's error.
-func kindOf(t *testing.T, out Outcome) runs.ErrorKind {
+// kindOf is the errorKind of a TurnResult's error.
+func kindOf(t *testing.T, out TurnResult) runs.ErrorKind {
 	t.Helper()
 	if out.Err == nil {
 		return ""
 	}
 	var e *Error
 	if !errors.As(out.Err, &e) {
-		t.Fatalf("Outcome.Err %T is not an *Error", out.Err)
+		t.Fatalf("TurnResult.Err %T is not an *Error", out.Err)
 	}
 	return e.Kind
 }

@@ -26,10 +26,10 @@ func answerFinish(reason string) bool {
 //
 // A failed post does not fail the turn: the answer exists and was paid
 // for, so the run succeeds with its finalMessage and postedToPod=false,
-// the error is logged and returned in Outcome.PostErr for the caller's
+// the error is logged and returned in TurnResult.PostErr for the caller's
 // metrics. errorMessage stays empty, since clients read it with errorKind
 // and a succeeded run has neither.
-func (tr *turn) answer(ctx context.Context, content, reason string) Outcome {
+func (tr *turn) answer(ctx context.Context, content, reason string) TurnResult {
 	if reason == "content_filter" {
 		return tr.finish(&Error{Kind: runs.ErrGuardrailBlocked, Message: msgGuardrail}, false)
 	}
@@ -72,7 +72,7 @@ func (tr *turn) post(ctx context.Context, content string) error {
 
 // finish puts the run in its final status; e nil means succeeded. Every
 // return of Run goes through here.
-func (tr *turn) finish(e *Error, refund bool) Outcome {
+func (tr *turn) finish(e *Error, refund bool) TurnResult {
 	r := tr.run
 	done := tr.now().UTC()
 	attrs := []any{"steps", len(r.Steps), "tokens", r.Tokens.Total, "costMicros", int64(r.CostMicros),
@@ -80,9 +80,9 @@ func (tr *turn) finish(e *Error, refund bool) Outcome {
 	if e == nil {
 		r.End(runs.StatusSucceeded, "", "", done)
 		tr.log.Info("turn finished", append(attrs, "status", r.Status)...)
-		return Outcome{}
+		return TurnResult{}
 	}
 	r.End(e.status(), e.Kind, e.Message, done)
 	tr.log.Info("turn finished", append(attrs, "status", r.Status, "errorKind", e.Kind, "refund", refund)...)
-	return Outcome{Refund: refund, Err: e}
+	return TurnResult{Refund: refund, Err: e}
 }

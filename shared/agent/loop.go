@@ -61,8 +61,8 @@ func (l *Loop) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Turn is one turn to run.
-type Turn struct {
+// TurnInput is one turn to run.
+type TurnInput struct {
 	// Run is the turn's record, already running. The loop fills Steps,
 	// Tokens, Cost, CostMicros, FinalMessage, PostedToPod and, on return,
 	// Status, ErrorKind, ErrorMessage and CompletedAt. It does not set
@@ -84,8 +84,8 @@ type Turn struct {
 	Checkpoint func(ctx context.Context, r *runs.Run) error
 }
 
-// Outcome is what the caller needs beyond the run itself.
-type Outcome struct {
+// TurnResult is what the caller needs beyond the run itself.
+type TurnResult struct {
 	// Refund is true when the turn failed for an infrastructure reason
 	// before any model output, so it goes back to the user's daily
 	// ceiling.
@@ -100,13 +100,13 @@ type Outcome struct {
 // Run runs one turn to a final status, on every path: bounds, model and
 // tool failures, cancellation and panics all end in a final run that the
 // caller writes once.
-func (l *Loop) Run(ctx context.Context, t Turn) (out Outcome) {
+func (l *Loop) Run(ctx context.Context, t TurnInput) (out TurnResult) {
 	if t.Run == nil {
-		return Outcome{Err: configError("agent: the turn has no run")}
+		return TurnResult{Err: configError("agent: the turn has no run")}
 	}
 	if t.Run.Status.Final() {
 		// A final run never changes; running it again would charge twice.
-		return Outcome{Err: configError("agent: run %s is already %s", t.Run.RunID, t.Run.Status)}
+		return TurnResult{Err: configError("agent: run %s is already %s", t.Run.RunID, t.Run.Status)}
 	}
 	tr := l.newTurn(t)
 	defer func() {
@@ -126,7 +126,7 @@ func (l *Loop) Run(ctx context.Context, t Turn) (out Outcome) {
 // turn is the state of one Run.
 type turn struct {
 	l      *Loop
-	t      Turn
+	t      TurnInput
 	run    *runs.Run
 	tools  Toolset
 	now    func() time.Time
@@ -143,7 +143,7 @@ type turn struct {
 	posted bool
 }
 
-func (l *Loop) newTurn(t Turn) *turn {
+func (l *Loop) newTurn(t TurnInput) *turn {
 	tr := &turn{l: l, t: t, run: t.Run, tools: t.Tools, now: l.Now, log: l.Logger, maxOut: l.MaxOutputTokens}
 	if tr.now == nil {
 		tr.now = time.Now
@@ -171,7 +171,7 @@ func (l *Loop) newTurn(t Turn) *turn {
 
 // loop alternates model calls and their tool calls until the model
 // answers without tools or a bound, failure or cancellation ends the turn.
-func (tr *turn) loop(ctx context.Context) Outcome {
+func (tr *turn) loop(ctx context.Context) TurnResult {
 	tr.run.Cost.PriceVersion = tr.l.Pricer.Version()
 	tr.specs = tr.tools.Specs()
 	tr.specBytes = specBytes(tr.specs)

@@ -96,7 +96,7 @@ type turnResponse struct {
 var errFallback = errors.New("durable object runtime")
 
 // Run forwards the turn and records its answer, usage and cost.
-func (c *Client) Run(ctx context.Context, t turns.Turn) turns.Outcome {
+func (c *Client) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult {
 	r := t.Run
 	start := c.now()
 	resp, err := c.call(ctx, r)
@@ -109,7 +109,7 @@ func (c *Client) Run(ctx context.Context, t turns.Turn) turns.Outcome {
 			r.End(runs.StatusFailed, runs.ErrFallback, "the durable object runtime failed: "+err.Error(), c.now())
 		}
 		// Nothing was produced: the turn is given back.
-		return turns.Outcome{Refund: true}
+		return turns.EngineResult{Refund: true}
 	}
 	r.FinalMessage, _ = textcap.Head(resp.FinalMessage, maxFinalMessage)
 	r.PostedToPod = true // the runtime posts to the pod itself
@@ -123,7 +123,7 @@ func (c *Client) Run(ctx context.Context, t turns.Turn) turns.Outcome {
 		}
 		if err != nil {
 			r.End(runs.StatusFailed, runs.ErrConfig, "the turn's usage could not be priced", c.now())
-			return turns.Outcome{}
+			return turns.EngineResult{}
 		}
 		r.Steps = append(r.Steps, runs.Step{
 			Index: len(r.Steps), Model: model, PromptTokens: usage.PromptTokens, CachedPromptTokens: usage.CachedPromptTokens,
@@ -134,7 +134,7 @@ func (c *Client) Run(ctx context.Context, t turns.Turn) turns.Outcome {
 		r.Cost.PriceVersion = c.prices.Version()
 	}
 	r.End(runs.StatusSucceeded, "", "", c.now())
-	return turns.Outcome{}
+	return turns.EngineResult{}
 }
 
 func (c *Client) call(ctx context.Context, r *runs.Run) (*turnResponse, error) {

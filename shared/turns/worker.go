@@ -15,19 +15,19 @@ import (
 // Engine runs a claimed turn. It fills the run (steps, tokens, cost,
 // final message) and leaves it in a final status; the worker writes it.
 type Engine interface {
-	Run(ctx context.Context, t Turn) Outcome
+	Run(ctx context.Context, t EngineTurn) EngineResult
 }
 
-// Turn is what an engine gets.
-type Turn struct {
+// EngineTurn is what an engine gets.
+type EngineTurn struct {
 	Install *install.Install
 	Run     *runs.Run
 	// Checkpoint saves progress of a running run (after each model step).
 	Checkpoint func(ctx context.Context, r *runs.Run) error
 }
 
-// Outcome is what the worker needs back from an engine beyond the run.
-type Outcome struct {
+// EngineResult is what the worker needs back from an engine beyond the run.
+type EngineResult struct {
 	// Refund gives the turn back to the user's daily ceiling: it failed
 	// for an infrastructure reason before any useful output.
 	Refund bool
@@ -104,7 +104,7 @@ func (w *Worker) stale(r *runs.Run) bool {
 
 func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run) {
 	log := w.log.With("runId", run.RunID, "userId", run.UserID, "engine", run.Engine)
-	outcome := Outcome{}
+	outcome := EngineResult{}
 	defer func() {
 		// Every path ends here: a panic in an engine, a cancelled context,
 		// an engine that forgot to finish. The run leaves with a final status.
@@ -136,7 +136,7 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run) {
 		outcome.Refund = true
 		return
 	}
-	outcome = engine.Run(ctx, Turn{Install: inst, Run: run, Checkpoint: w.store.CheckpointRun})
+	outcome = engine.Run(ctx, EngineTurn{Install: inst, Run: run, Checkpoint: w.store.CheckpointRun})
 	log.InfoContext(ctx, "turn finished", "status", run.Status, "errorKind", run.ErrorKind, "costMicros", int64(run.CostMicros), "steps", len(run.Steps))
 	return
 }

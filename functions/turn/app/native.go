@@ -137,7 +137,7 @@ func buildNative(_ context.Context, cfg Config, d Deps, st *store.Dynamo) (*nati
 
 // Run runs one turn: it offers the install's tools through the gate, runs
 // the loop, and kills the turn's sandbox on every path.
-func (e *nativeEngine) Run(ctx context.Context, t turns.Turn) turns.Outcome {
+func (e *nativeEngine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult {
 	run, in := t.Run, t.Install
 	env := tools.Env{RunID: run.RunID, UserID: run.UserID, InstallID: run.InstallID, PodID: run.PodID, AgentName: run.AgentName}
 	code := e.code.New()
@@ -160,17 +160,17 @@ func (e *nativeEngine) Run(ctx context.Context, t turns.Turn) turns.Outcome {
 			msg = "the connector broker could not be reached"
 		}
 		run.End(runs.StatusFailed, kind, msg, e.loop.Now()) // Build always sets the clock
-		return turns.Outcome{Refund: true}
+		return turns.EngineResult{Refund: true}
 	}
 
 	loop := e.loop
 	if in.Model != "" {
 		loop.ModelName = in.Model // priced per call: an unpriced model fails the turn as config
 	}
-	out := loop.Run(ctx, agent.Turn{
+	out := loop.Run(ctx, agent.TurnInput{
 		Run: run, System: systemPrompt(in), Message: run.Message, Tools: set, Env: env, Checkpoint: t.Checkpoint,
 	})
-	return turns.Outcome{Refund: out.Refund}
+	return turns.EngineResult{Refund: out.Refund}
 }
 
 // chargeIdleSandbox adds the sandbox's life outside its runs to the run's

@@ -51,7 +51,7 @@ type nativeStub struct {
 	unfinish bool
 }
 
-func (n *nativeStub) Run(_ context.Context, t turns.Turn) turns.Outcome {
+func (n *nativeStub) Run(_ context.Context, t turns.EngineTurn) turns.EngineResult {
 	n.mu.Lock()
 	n.calls++
 	n.mu.Unlock()
@@ -59,17 +59,17 @@ func (n *nativeStub) Run(_ context.Context, t turns.Turn) turns.Outcome {
 		panic("engine bug")
 	}
 	if n.unfinish {
-		return turns.Outcome{} // leaves the run running
+		return turns.EngineResult{} // leaves the run running
 	}
 	now := time.Now().UTC()
 	t.Run.CompletedAt = &now
 	if n.fail {
 		t.Run.Status, t.Run.ErrorKind, t.Run.ErrorMessage = runs.StatusFailed, runs.ErrSandbox, "sandbox lost"
-		return turns.Outcome{Refund: n.refund}
+		return turns.EngineResult{Refund: n.refund}
 	}
 	t.Run.Status, t.Run.FinalMessage = runs.StatusSucceeded, "native answer to: "+t.Run.Message
 	t.Run.CostMicros, t.Run.Cost.ModelMicros = 42, 42
-	return turns.Outcome{}
+	return turns.EngineResult{}
 }
 
 type envOpts struct {
