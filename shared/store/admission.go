@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/commonly/runtime/shared/keys"
-	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -32,7 +31,7 @@ const (
 // limit the plan's at the moment of the write. The idempotency record
 // comes first so a replay is recognised even at the ceiling.
 func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResult, error) {
-	if _, err := plans.Parse(string(a.Plan)); err != nil {
+	if _, err := turns.ParsePlan(string(a.Plan)); err != nil {
 		return turns.AdmitResult{}, fmt.Errorf("admit: %w", err)
 	}
 	runItem, err := marshalRun(a.Run)
@@ -114,14 +113,14 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 // planCondition is the condition under which a user's plan item decodes
 // to p (decodePlan): for a paid plan its value is p; for free the item or
 // its value is missing, or the value is no paid plan.
-func planCondition(p plans.Plan) (string, map[string]types.AttributeValue) {
-	if p != plans.Free {
+func planCondition(p turns.Plan) (string, map[string]types.AttributeValue) {
+	if p != turns.PlanFree {
 		return "#plan = :plan", map[string]types.AttributeValue{":plan": str(string(p))}
 	}
 	values := map[string]types.AttributeValue{}
 	var paid []string
-	for i, q := range plans.All() {
-		if q == plans.Free {
+	for i, q := range turns.AllPlans() {
+		if q == turns.PlanFree {
 			continue
 		}
 		name := fmt.Sprintf(":paid%d", i)

@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -54,7 +53,7 @@ func newBusy(busy int) (*Dynamo, *busyDB, *[]time.Duration) {
 
 func TestSetPlanRetriesATransactionInFlight(t *testing.T) {
 	d, db, waits := newBusy(2)
-	if err := d.SetPlan(context.Background(), "u1", plans.Pro, time.Now()); err != nil {
+	if err := d.SetPlan(context.Background(), "u1", turns.PlanPro, time.Now()); err != nil {
 		t.Fatalf("SetPlan: %v", err)
 	}
 	if db.puts != 3 || len(*waits) != 2 {
@@ -62,7 +61,7 @@ func TestSetPlanRetriesATransactionInFlight(t *testing.T) {
 	}
 
 	d, db, _ = newBusy(1000)
-	err := d.SetPlan(context.Background(), "u1", plans.Pro, time.Now())
+	err := d.SetPlan(context.Background(), "u1", turns.PlanPro, time.Now())
 	if !errors.Is(err, turns.ErrUnavailable) || db.puts != maxConflictRetries+1 {
 		t.Errorf("always busy: %v after %d puts, want ErrUnavailable after %d", err, db.puts, maxConflictRetries+1)
 	}

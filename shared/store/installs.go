@@ -11,9 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/install"
 	"github.com/commonly/runtime/shared/keys"
-	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -25,7 +23,7 @@ const (
 )
 
 // GetInstall reads an install.
-func (d *Dynamo) GetInstall(ctx context.Context, installID string) (*install.Install, error) {
+func (d *Dynamo) GetInstall(ctx context.Context, installID string) (*turns.Install, error) {
 	item, err := d.getItem(ctx, d.tables.State, stateKey(keys.Install(installID)))
 	if err != nil {
 		return nil, fmt.Errorf("get install %s: %w", installID, err)
@@ -33,11 +31,11 @@ func (d *Dynamo) GetInstall(ctx context.Context, installID string) (*install.Ins
 	return decodeInstall(installID, item)
 }
 
-func decodeInstall(installID string, item map[string]types.AttributeValue) (*install.Install, error) {
+func decodeInstall(installID string, item map[string]types.AttributeValue) (*turns.Install, error) {
 	if len(item) == 0 {
 		return nil, fmt.Errorf("install %q: %w", installID, turns.ErrNotFound)
 	}
-	var in install.Install
+	var in turns.Install
 	noTools := false
 	if b, ok := item[attrNoTools].(*types.AttributeValueMemberBOOL); ok && b.Value {
 		noTools = true
@@ -52,16 +50,16 @@ func decodeInstall(installID string, item map[string]types.AttributeValue) (*ins
 	return &in, nil
 }
 
-func decodePlan(item map[string]types.AttributeValue) plans.Plan {
-	p, err := plans.Parse(strAttr(item, attrPlan))
+func decodePlan(item map[string]types.AttributeValue) turns.Plan {
+	p, err := turns.ParsePlan(strAttr(item, attrPlan))
 	if err != nil {
-		return plans.Free // unknown users, and any unknown value, are free
+		return turns.PlanFree // unknown users, and any unknown value, are free
 	}
 	return p
 }
 
 // GetInstallAndPlan reads an install and a user's plan in one BatchGetItem.
-func (d *Dynamo) GetInstallAndPlan(ctx context.Context, installID, userID string) (*install.Install, plans.Plan, error) {
+func (d *Dynamo) GetInstallAndPlan(ctx context.Context, installID, userID string) (*turns.Install, turns.Plan, error) {
 	items, err := d.batchGetState(ctx, keys.Install(installID), keys.Plan(userID))
 	if err != nil {
 		return nil, "", fmt.Errorf("get install %s and plan: %w", installID, err)
@@ -108,7 +106,7 @@ func (d *Dynamo) batchGetState(ctx context.Context, ks ...keys.Key) (map[keys.Ke
 }
 
 // GetPlan reads a user's plan; a user without one is free.
-func (d *Dynamo) GetPlan(ctx context.Context, userID string) (plans.Plan, error) {
+func (d *Dynamo) GetPlan(ctx context.Context, userID string) (turns.Plan, error) {
 	item, err := d.getItem(ctx, d.tables.State, stateKey(keys.Plan(userID)))
 	if err != nil {
 		return "", fmt.Errorf("get plan of %s: %w", userID, err)
@@ -120,7 +118,7 @@ func (d *Dynamo) GetPlan(ctx context.Context, userID string) (plans.Plan, error)
 // plan item, and DynamoDB refuses a plain write to an item that a
 // transaction in flight holds (TransactionConflict, which the SDK does not
 // retry), so the write is retried with jitter, as a transaction would be.
-func (d *Dynamo) SetPlan(ctx context.Context, userID string, p plans.Plan, now time.Time) error {
+func (d *Dynamo) SetPlan(ctx context.Context, userID string, p turns.Plan, now time.Time) error {
 	item := stateKey(keys.Plan(userID))
 	item[attrPlan], item["userId"], item["updatedAt"] = str(string(p)), str(userID), encodeTime(now)
 	err := d.retryConflicts(ctx, func() error {
@@ -137,7 +135,7 @@ func (d *Dynamo) SetPlan(ctx context.Context, userID string, p plans.Plan, now t
 }
 
 // PutInstall writes an install whole.
-func (d *Dynamo) PutInstall(ctx context.Context, in *install.Install) error {
+func (d *Dynamo) PutInstall(ctx context.Context, in *turns.Install) error {
 	item, err := withKey(in, keys.Install(in.InstallID))
 	if err != nil {
 		return err
@@ -155,7 +153,7 @@ func (d *Dynamo) PutInstall(ctx context.Context, in *install.Install) error {
 }
 
 // SetMigration records a migration on an existing install.
-func (d *Dynamo) SetMigration(ctx context.Context, installID string, m install.Migration) (*install.Install, error) {
+func (d *Dynamo) SetMigration(ctx context.Context, installID string, m turns.Migration) (*turns.Install, error) {
 	mv, err := attributevalue.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("marshal migration: %w", err)

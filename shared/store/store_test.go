@@ -9,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/commonly/runtime/shared/install"
 	"github.com/commonly/runtime/shared/money"
-	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/store/embedded"
@@ -46,7 +44,7 @@ func TestAdmitExactlyLimitUnderConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: newRun(fmt.Sprintf("r%d", i), "u1", now), Limit: 30, Now: now})
+			res, err := s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: newRun(fmt.Sprintf("r%d", i), "u1", now), Limit: 30, Now: now})
 			if err != nil {
 				t.Error(err)
 				return
@@ -72,17 +70,17 @@ func TestCeilingResetsAtUTCMidnight(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	for i := range 2 {
-		res, _ := s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: newRun(fmt.Sprintf("a%d", i), "u1", now), Limit: 2, Now: now})
+		res, _ := s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: newRun(fmt.Sprintf("a%d", i), "u1", now), Limit: 2, Now: now})
 		if !res.Admitted {
 			t.Fatalf("turn %d refused", i)
 		}
 	}
-	res, _ := s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: newRun("a3", "u1", now), Limit: 2, Now: now})
+	res, _ := s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: newRun("a3", "u1", now), Limit: 2, Now: now})
 	if res.Admitted || res.CeilingUsed != 2 {
 		t.Fatalf("third turn: %+v", res)
 	}
 	next := now.Add(time.Second) // 00:00:00 the next day
-	res, _ = s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: newRun("b1", "u1", next), Limit: 2, Now: next})
+	res, _ = s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: newRun("b1", "u1", next), Limit: 2, Now: next})
 	if !res.Admitted {
 		t.Fatal("first turn of the new UTC day refused")
 	}
@@ -92,23 +90,23 @@ func TestIdempotentAdmission(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	first := newRun("r1", "u1", now)
-	res, err := s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: first, Limit: 1, IdempotencyKey: "k", CallerID: "u1", Now: now})
+	res, err := s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: first, Limit: 1, IdempotencyKey: "k", CallerID: "u1", Now: now})
 	if err != nil || !res.Admitted {
 		t.Fatalf("first: %+v %v", res, err)
 	}
 	// Same key at the ceiling is still recognised as a replay, not a 429.
-	res, err = s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: newRun("r2", "u1", now), Limit: 1, IdempotencyKey: "k", CallerID: "u1", Now: now})
+	res, err = s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: newRun("r2", "u1", now), Limit: 1, IdempotencyKey: "k", CallerID: "u1", Now: now})
 	if err != nil || res.ReplayOf != "r1" || res.ReplayHash != "h-r1" {
 		t.Fatalf("replay: %+v %v", res, err)
 	}
 	// Another caller's identical key is independent.
-	res, _ = s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: newRun("r3", "u2", now), Limit: 1, IdempotencyKey: "k", CallerID: "u2", Now: now})
+	res, _ = s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: newRun("r3", "u2", now), Limit: 1, IdempotencyKey: "k", CallerID: "u2", Now: now})
 	if !res.Admitted {
 		t.Fatalf("other caller: %+v", res)
 	}
 	// An expired key is forgotten.
 	later := now.Add(25 * time.Hour)
-	res, _ = s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: newRun("r4", "u1", later), Limit: 1, IdempotencyKey: "k", CallerID: "u1", Now: later})
+	res, _ = s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: newRun("r4", "u1", later), Limit: 1, IdempotencyKey: "k", CallerID: "u1", Now: later})
 	if !res.Admitted {
 		t.Fatalf("expired key: %+v", res)
 	}
@@ -118,7 +116,7 @@ func TestClaimFinishRefundAndCharge(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	r := newRun("r1", "u1", now)
-	if res, _ := s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: r, Limit: 5, Now: now}); !res.Admitted {
+	if res, _ := s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: r, Limit: 5, Now: now}); !res.Admitted {
 		t.Fatal("not admitted")
 	}
 	claimed, err := s.ClaimRun(ctx, "r1", now)
@@ -165,26 +163,26 @@ func TestInstallsAndPlans(t *testing.T) {
 		t.Fatalf("missing install: %v", err)
 	}
 	empty := []string{}
-	in := &install.Install{InstallID: "i1", UserID: "u1", PodID: "p", AgentName: "a", InstanceID: "i1", Engine: install.Native, Tools: &empty, CreatedAt: now}
+	in := &turns.Install{InstallID: "i1", UserID: "u1", PodID: "p", AgentName: "a", InstanceID: "i1", Engine: turns.Native, Tools: &empty, CreatedAt: now}
 	if err := s.PutInstall(ctx, in); err != nil {
 		t.Fatal(err)
 	}
 	got, plan, err := s.GetInstallAndPlan(ctx, "i1", "u1")
-	if err != nil || plan != plans.Free || got.UserID != "u1" {
+	if err != nil || plan != turns.PlanFree || got.UserID != "u1" {
 		t.Fatalf("got %+v %s %v", got, plan, err)
 	}
 	if got.Tools == nil || len(*got.Tools) != 0 {
 		t.Fatalf("an empty tools list must stay empty (no tools), got %v", got.Tools)
 	}
-	if err := s.SetPlan(ctx, "u1", plans.Pro, now); err != nil {
+	if err := s.SetPlan(ctx, "u1", turns.PlanPro, now); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := s.GetPlan(ctx, "u1"); p != plans.Pro {
+	if p, _ := s.GetPlan(ctx, "u1"); p != turns.PlanPro {
 		t.Fatalf("plan = %s", p)
 	}
-	m := install.Migration{From: install.Native, To: install.DurableObject, State: install.MigrationInProgress, UpdatedAt: now}
+	m := turns.Migration{From: turns.Native, To: turns.DurableObject, State: turns.MigrationInProgress, UpdatedAt: now}
 	upd, err := s.SetMigration(ctx, "i1", m)
-	if err != nil || upd.Migration == nil || upd.Migration.To != install.DurableObject {
+	if err != nil || upd.Migration == nil || upd.Migration.To != turns.DurableObject {
 		t.Fatalf("migration: %+v %v", upd, err)
 	}
 	if _, err := s.SetMigration(ctx, "nope", m); !errors.Is(err, turns.ErrNotFound) {
@@ -198,7 +196,7 @@ func TestAdmitChecksThePlan(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	n := 0
-	admit := func(user string, p plans.Plan) turns.AdmitResult {
+	admit := func(user string, p turns.Plan) turns.AdmitResult {
 		t.Helper()
 		n++
 		res, err := s.Admit(ctx, turns.Admission{Plan: p, Run: newRun(fmt.Sprintf("p%d", n), user, now), Limit: 5, Now: now})
@@ -208,28 +206,28 @@ func TestAdmitChecksThePlan(t *testing.T) {
 		return res
 	}
 	// No plan item: the user is free.
-	if res := admit("u1", plans.Free); !res.Admitted {
+	if res := admit("u1", turns.PlanFree); !res.Admitted {
 		t.Fatalf("free user without a plan item: %+v", res)
 	}
-	if res := admit("u1", plans.Pro); !res.PlanChanged || res.Admitted {
+	if res := admit("u1", turns.PlanPro); !res.PlanChanged || res.Admitted {
 		t.Fatalf("pro assumed, no plan item: %+v", res)
 	}
-	if err := s.SetPlan(ctx, "u1", plans.Pro, now); err != nil {
+	if err := s.SetPlan(ctx, "u1", turns.PlanPro, now); err != nil {
 		t.Fatal(err)
 	}
-	if res := admit("u1", plans.Free); !res.PlanChanged {
+	if res := admit("u1", turns.PlanFree); !res.PlanChanged {
 		t.Fatalf("free assumed, pro stored: %+v", res)
 	}
-	if res := admit("u1", plans.Pro); !res.Admitted {
+	if res := admit("u1", turns.PlanPro); !res.Admitted {
 		t.Fatalf("pro assumed, pro stored: %+v", res)
 	}
-	if err := s.SetPlan(ctx, "u1", plans.Free, now); err != nil {
+	if err := s.SetPlan(ctx, "u1", turns.PlanFree, now); err != nil {
 		t.Fatal(err)
 	}
-	if res := admit("u1", plans.Pro); !res.PlanChanged {
+	if res := admit("u1", turns.PlanPro); !res.PlanChanged {
 		t.Fatalf("pro assumed after a downgrade: %+v", res)
 	}
-	if res := admit("u1", plans.Free); !res.Admitted {
+	if res := admit("u1", turns.PlanFree); !res.Admitted {
 		t.Fatalf("free assumed, free stored: %+v", res)
 	}
 	// The refused admissions wrote nothing: three turns counted, and the
@@ -244,10 +242,10 @@ func TestAdmitChecksThePlan(t *testing.T) {
 		}
 	}
 	// An unknown stored value reads as free (decodePlan), and admits so.
-	if err := s.SetPlan(ctx, "u2", plans.Plan("gold"), now); err != nil {
+	if err := s.SetPlan(ctx, "u2", turns.Plan("gold"), now); err != nil {
 		t.Fatal(err)
 	}
-	if res := admit("u2", plans.Free); !res.Admitted {
+	if res := admit("u2", turns.PlanFree); !res.Admitted {
 		t.Fatalf("free assumed, unknown plan stored: %+v", res)
 	}
 	if _, err := s.Admit(ctx, turns.Admission{Run: newRun("p9", "u1", now), Limit: 5, Now: now}); err == nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/commonly/runtime/shared/keys"
-	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/store"
@@ -33,10 +32,10 @@ func TestItemsCarryTheirTTL(t *testing.T) {
 	ctx := context.Background()
 
 	r := newRun("r1", "u1", now)
-	if res, err := s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: r, Limit: 5, IdempotencyKey: "k", CallerID: "u1", Now: now}); err != nil || !res.Admitted {
+	if res, err := s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: r, Limit: 5, IdempotencyKey: "k", CallerID: "u1", Now: now}); err != nil || !res.Admitted {
 		t.Fatalf("admit: %+v %v", res, err)
 	}
-	if err := s.SetPlan(ctx, "u1", plans.Pro, now); err != nil {
+	if err := s.SetPlan(ctx, "u1", turns.PlanPro, now); err != nil {
 		t.Fatal(err)
 	}
 	sb := sandbox.NewRecord("local", "sb1", sandbox.Meta{RunID: "r1", UserID: "u1", InstallID: "i1"}, now)

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/commonly/runtime/shared/install"
 	"github.com/commonly/runtime/shared/keys"
-	"github.com/commonly/runtime/shared/plans"
 )
 
 // Field bounds for installs: the system prompt is the largest field a
@@ -35,7 +33,7 @@ type InstallRequest struct {
 
 // PutInstall creates or updates an install (service callers only). It
 // reports whether the install was created.
-func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, req InstallRequest) (*install.Install, bool, error) {
+func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, req InstallRequest) (*Install, bool, error) {
 	if err := requireService(c); err != nil {
 		return nil, false, err
 	}
@@ -53,7 +51,7 @@ func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, re
 		return nil, false, wrapUnavailable("read install", err)
 	}
 	now := s.now().UTC()
-	in := &install.Install{InstallID: installID, CreatedAt: now}
+	in := &Install{InstallID: installID, CreatedAt: now}
 	if !created {
 		in = existing
 		if in.UserID != req.UserID {
@@ -72,7 +70,7 @@ func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, re
 		return nil, false, Invalid("instanceId", "must be 1-128 characters without '#' or control characters")
 	}
 	if req.Engine != nil {
-		e, err := install.ParseEngine(*req.Engine)
+		e, err := ParseEngine(*req.Engine)
 		if err != nil {
 			return nil, false, Invalid("engine", "%v", err)
 		}
@@ -131,15 +129,15 @@ type MigrationRequest struct {
 }
 
 // Migrate records a move of an install between engines (service only).
-func (s *Service) Migrate(ctx context.Context, c Caller, installID string, req MigrationRequest) (*install.Install, error) {
+func (s *Service) Migrate(ctx context.Context, c Caller, installID string, req MigrationRequest) (*Install, error) {
 	if err := requireService(c); err != nil {
 		return nil, err
 	}
-	to, err := install.ParseEngine(req.To)
+	to, err := ParseEngine(req.To)
 	if err != nil {
 		return nil, Invalid("to", "%v", err)
 	}
-	state, err := install.ParseMigrationState(req.State)
+	state, err := ParseMigrationState(req.State)
 	if err != nil {
 		return nil, Invalid("state", "%v", err)
 	}
@@ -150,8 +148,8 @@ func (s *Service) Migrate(ctx context.Context, c Caller, installID string, req M
 	if err != nil {
 		return nil, wrapUnavailable("read install", err)
 	}
-	m := install.StartMigration(*in, s.cfg.DefaultEngine, to, state, s.now())
-	if m.From == m.To && state == install.MigrationInProgress {
+	m := StartMigration(*in, s.cfg.DefaultEngine, to, state, s.now())
+	if m.From == m.To && state == MigrationInProgress {
 		return nil, Invalid("to", "the install already runs on %s", to)
 	}
 	updated, err := s.store.SetMigration(ctx, installID, m)
@@ -163,14 +161,14 @@ func (s *Service) Migrate(ctx context.Context, c Caller, installID string, req M
 }
 
 // SetPlan sets a user's plan (service only).
-func (s *Service) SetPlan(ctx context.Context, c Caller, userID, plan string) (plans.Plan, error) {
+func (s *Service) SetPlan(ctx context.Context, c Caller, userID, plan string) (Plan, error) {
 	if err := requireService(c); err != nil {
 		return "", err
 	}
 	if !keys.ValidID(userID) {
 		return "", Invalid("userId", "must be 1-128 characters without '#' or control characters")
 	}
-	p, err := plans.Parse(plan)
+	p, err := ParsePlan(plan)
 	if err != nil {
 		return "", Invalid("plan", "%v", err)
 	}
@@ -192,6 +190,6 @@ func requireService(c Caller) error {
 }
 
 // EffectiveEngine is the engine a turn of in would run on now.
-func (s *Service) EffectiveEngine(in *install.Install) install.Engine {
-	return install.EffectiveEngine(*in, s.cfg.DefaultEngine)
+func (s *Service) EffectiveEngine(in *Install) EngineName {
+	return EffectiveEngine(*in, s.cfg.DefaultEngine)
 }

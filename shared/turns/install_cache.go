@@ -3,8 +3,6 @@ package turns
 import (
 	"context"
 	"time"
-
-	"github.com/commonly/runtime/shared/install"
 )
 
 // InstallCache keeps installs on a warm container for a short, stated time
@@ -19,7 +17,7 @@ type InstallCache struct {
 }
 
 type cachedInstall struct {
-	in      install.Install
+	in      Install
 	expires time.Time
 }
 
@@ -33,7 +31,7 @@ func NewInstallCache(s Store, ttl time.Duration, now func() time.Time) *InstallC
 	return &InstallCache{store: s, ttl: ttl, now: now}
 }
 
-func (c *InstallCache) cached(id string) (*install.Install, bool) {
+func (c *InstallCache) cached(id string) (*Install, bool) {
 	if c.ttl <= 0 {
 		return nil, false
 	}
@@ -45,7 +43,7 @@ func (c *InstallCache) cached(id string) (*install.Install, bool) {
 	return &in, true
 }
 
-func (c *InstallCache) put(in *install.Install) {
+func (c *InstallCache) put(in *Install) {
 	if c.ttl <= 0 || in == nil {
 		return
 	}
@@ -54,7 +52,7 @@ func (c *InstallCache) put(in *install.Install) {
 
 func (c *InstallCache) evict(id string) { c.items.delete(id) }
 
-func (c *InstallCache) get(ctx context.Context, id string) (*install.Install, error) {
+func (c *InstallCache) get(ctx context.Context, id string) (*Install, error) {
 	if in, ok := c.cached(id); ok {
 		return in, nil
 	}

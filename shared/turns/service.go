@@ -11,10 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/commonly/runtime/shared/install"
 	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/metrics"
-	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -36,8 +34,8 @@ type Dispatcher interface {
 
 // Config is the service's fixed configuration.
 type Config struct {
-	Limits        plans.Limits
-	DefaultEngine install.Engine
+	Limits        Limits
+	DefaultEngine EngineName
 	// FallbackConfigured says whether the Durable Object runtime can be
 	// reached (DO_RUNTIME_URL set): turns routed there are refused up front
 	// otherwise, before they are counted.
@@ -60,7 +58,7 @@ type Service struct {
 	// transaction that the plan is still the one the limit was taken
 	// from, and a stale guess costs a read and a second admission, never a
 	// turn admitted under another plan's ceiling.
-	plans boundedMap[plans.Plan]
+	plans boundedMap[Plan]
 	now   func() time.Time
 	newID func() string
 	log   *slog.Logger
@@ -152,8 +150,8 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 	if err != nil {
 		return nil, err
 	}
-	engine := install.EffectiveEngine(*inst, s.cfg.DefaultEngine)
-	if engine == install.DurableObject && !s.cfg.FallbackConfigured {
+	engine := EffectiveEngine(*inst, s.cfg.DefaultEngine)
+	if engine == DurableObject && !s.cfg.FallbackConfigured {
 		return nil, ErrFallbackUnconfigured
 	}
 
@@ -211,7 +209,7 @@ const maxPlanAttempts = 3
 // longer a.Plan (a guess from an earlier turn, or a change since the
 // read), it reads the plan and tries again. It returns the plan the
 // result was decided under.
-func (s *Service) admit(ctx context.Context, a Admission) (AdmitResult, plans.Plan, error) {
+func (s *Service) admit(ctx context.Context, a Admission) (AdmitResult, Plan, error) {
 	for attempt := 1; ; attempt++ {
 		a.Limit = s.cfg.Limits.For(a.Plan)
 		res, err := s.store.Admit(ctx, a)
@@ -231,7 +229,7 @@ func (s *Service) admit(ctx context.Context, a Admission) (AdmitResult, plans.Pl
 }
 
 // readPlan reads a user's plan and remembers it.
-func (s *Service) readPlan(ctx context.Context, userID string) (plans.Plan, error) {
+func (s *Service) readPlan(ctx context.Context, userID string) (Plan, error) {
 	p, err := s.store.GetPlan(ctx, userID)
 	if err != nil {
 		return "", wrapUnavailable("read plan", err)
@@ -254,9 +252,9 @@ func (s *Service) failUnstarted(ctx context.Context, run *runs.Run, kind runs.Er
 // installAndPlan returns the install and its owner's plan: the plan read
 // with the install, or else remembered from an earlier turn (Admit checks
 // it), or else read.
-func (s *Service) installAndPlan(ctx context.Context, c Caller, installID string) (*install.Install, plans.Plan, error) {
+func (s *Service) installAndPlan(ctx context.Context, c Caller, installID string) (*Install, Plan, error) {
 	inst, cached := s.installs.cached(installID)
-	var batched plans.Plan
+	var batched Plan
 	if !cached {
 		var err error
 		if c.Service {
@@ -341,7 +339,7 @@ func (s *Service) WaitRun(ctx context.Context, c Caller, run *runs.Run, wait tim
 
 // UsageReport is GET /v1/me/usage.
 type UsageReport struct {
-	Plan       plans.Plan
+	Plan       Plan
 	TurnsUsed  int64
 	TurnsLimit int64
 	CostMicros int64
@@ -360,7 +358,7 @@ func (s *Service) Usage(ctx context.Context, c Caller) (*UsageReport, error) {
 	}
 	plan := u.Plan
 	if plan == "" {
-		plan = plans.Free
+		plan = PlanFree
 	}
 	return &UsageReport{Plan: plan, TurnsUsed: u.Turns, TurnsLimit: s.cfg.Limits.For(plan), CostMicros: u.CostMicros, ResetsAt: utcday.ResetsAt(now)}, nil
 }

@@ -1,14 +1,15 @@
 // Package turns is the turn service: it admits turns against the daily
 // ceiling, records them as AgentRuns, routes them to an engine and drives
-// every run to a final status. It knows nothing of API Gateway or Lambda.
+// every run to a final status. It also holds the records those rules
+// decide on, which nothing else uses: installs with the rule that picks
+// their engine (install.go), and plans with their daily ceilings
+// (plans.go). It knows nothing of API Gateway or Lambda.
 package turns
 
 import (
 	"context"
 	"time"
 
-	"github.com/commonly/runtime/shared/install"
-	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/runs"
 )
 
@@ -16,13 +17,13 @@ import (
 // sentinel errors of this package for outcomes (not found, not claimable)
 // and wrap everything else.
 type Store interface {
-	GetInstall(ctx context.Context, installID string) (*install.Install, error)
+	GetInstall(ctx context.Context, installID string) (*Install, error)
 	// GetInstallAndPlan reads both in one round trip; a missing plan is free.
-	GetInstallAndPlan(ctx context.Context, installID, userID string) (*install.Install, plans.Plan, error)
-	GetPlan(ctx context.Context, userID string) (plans.Plan, error)
-	PutInstall(ctx context.Context, in *install.Install) error
-	SetMigration(ctx context.Context, installID string, m install.Migration) (*install.Install, error)
-	SetPlan(ctx context.Context, userID string, p plans.Plan, now time.Time) error
+	GetInstallAndPlan(ctx context.Context, installID, userID string) (*Install, Plan, error)
+	GetPlan(ctx context.Context, userID string) (Plan, error)
+	PutInstall(ctx context.Context, in *Install) error
+	SetMigration(ctx context.Context, installID string, m Migration) (*Install, error)
+	SetPlan(ctx context.Context, userID string, p Plan, now time.Time) error
 
 	// Admit counts the turn against the user's day and creates the run in
 	// one atomic write. See Admission.
@@ -46,7 +47,7 @@ type Admission struct {
 	// Plan is the plan Limit was taken from. Admit counts the turn only if
 	// it is still the user's plan (a missing plan is free), so a plan
 	// remembered from an earlier turn can never admit under a stale limit.
-	Plan  plans.Plan
+	Plan  Plan
 	Limit int64
 	// IdempotencyKey scopes a client's key to the caller; empty = none.
 	IdempotencyKey string
@@ -70,7 +71,7 @@ type AdmitResult struct {
 
 // Usage is a user's consumption on one UTC day.
 type Usage struct {
-	Plan       plans.Plan
+	Plan       Plan
 	Turns      int64
 	CostMicros int64
 }

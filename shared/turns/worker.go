@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/commonly/runtime/shared/install"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/runs"
 )
@@ -20,7 +19,7 @@ type Engine interface {
 
 // EngineTurn is what an engine gets.
 type EngineTurn struct {
-	Install *install.Install
+	Install *Install
 	Run     *runs.Run
 	// Checkpoint saves progress of a running run (after each model step).
 	Checkpoint func(ctx context.Context, r *runs.Run) error
@@ -56,7 +55,7 @@ const DefaultStaleAfter = 3 * time.Minute
 type Worker struct {
 	cfg      WorkerConfig
 	store    Store
-	engines  map[install.Engine]Engine
+	engines  map[EngineName]Engine
 	installs *InstallCache
 	now      func() time.Time
 	log      *slog.Logger
@@ -65,7 +64,7 @@ type Worker struct {
 // NewWorker wires a worker. An engine missing from engines fails its
 // turns with errorKind config instead of running them elsewhere: nothing
 // falls back silently to another engine.
-func NewWorker(cfg WorkerConfig, store Store, engines map[install.Engine]Engine, now func() time.Time, log *slog.Logger) *Worker {
+func NewWorker(cfg WorkerConfig, store Store, engines map[EngineName]Engine, now func() time.Time, log *slog.Logger) *Worker {
 	if now == nil {
 		now = time.Now
 	}
@@ -130,7 +129,7 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run) {
 		outcome.Refund = true
 		return
 	}
-	engine, ok := w.engines[install.Engine(run.Engine)]
+	engine, ok := w.engines[EngineName(run.Engine)]
 	if !ok {
 		run.End(runs.StatusFailed, runs.ErrConfig, fmt.Sprintf("engine %q is not configured in this deployment", run.Engine), w.now())
 		outcome.Refund = true

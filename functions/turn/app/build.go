@@ -13,7 +13,6 @@ import (
 	"github.com/commonly/runtime/functions/turn/handler"
 	"github.com/commonly/runtime/shared/agent"
 	"github.com/commonly/runtime/shared/fallback"
-	"github.com/commonly/runtime/shared/install"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/tools"
@@ -66,9 +65,9 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	if err != nil {
 		return nil, fmt.Errorf("native engine: %w", err)
 	}
-	engines := map[install.Engine]turns.Engine{install.Native: native}
+	engines := map[turns.EngineName]turns.Engine{turns.Native: native}
 	if cfg.DORuntimeURL != "" {
-		engines[install.DurableObject] = fallback.New(cfg.DORuntimeURL, cfg.DORuntimeToken, d.HTTP, prices, cfg.LLMModel, d.Now, d.Log)
+		engines[turns.DurableObject] = fallback.New(cfg.DORuntimeURL, cfg.DORuntimeToken, d.HTTP, prices, cfg.LLMModel, d.Now, d.Log)
 	}
 	installs := turns.NewInstallCache(st, cfg.InstallCacheTTL, d.Now)
 	worker := turns.NewWorker(turns.WorkerConfig{Installs: installs, Metrics: d.Metrics}, st, engines, d.Now, d.Log)

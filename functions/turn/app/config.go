@@ -12,13 +12,12 @@ import (
 
 	"github.com/commonly/runtime/shared/agent"
 	"github.com/commonly/runtime/shared/httpwire"
-	"github.com/commonly/runtime/shared/install"
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/money"
-	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/pricing"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/turns"
 )
 
 // Dispatch modes.
@@ -30,8 +29,8 @@ const (
 // Config is the turn function's configuration, read from the environment.
 type Config struct {
 	Tables          store.Tables
-	DefaultEngine   install.Engine
-	Limits          plans.Limits
+	DefaultEngine   turns.EngineName
+	Limits          turns.Limits
 	Dispatch        string
 	FunctionName    string
 	InstallCacheTTL time.Duration
@@ -102,10 +101,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		errs = append(errs, errors.New("RUNS_TABLE is required"))
 	}
 	var err error
-	if c.DefaultEngine, err = install.ParseEngine(get("HOSTED_ENGINE", string(install.Native))); err != nil {
+	if c.DefaultEngine, err = turns.ParseEngine(get("HOSTED_ENGINE", string(turns.Native))); err != nil {
 		errs = append(errs, fmt.Errorf("HOSTED_ENGINE: %w", err))
 	}
-	if c.Limits, err = plans.ParseLimits(get("PLAN_TURN_LIMITS", plans.DefaultLimits)); err != nil {
+	if c.Limits, err = turns.ParseLimits(get("PLAN_TURN_LIMITS", turns.DefaultLimits)); err != nil {
 		errs = append(errs, fmt.Errorf("PLAN_TURN_LIMITS: %w", err))
 	}
 	switch c.Dispatch {

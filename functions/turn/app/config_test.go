@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/commonly/runtime/shared/install"
+	"github.com/commonly/runtime/shared/turns"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -24,7 +24,7 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Dispatch != DispatchLambda || cfg.DefaultEngine != install.Native || cfg.TurnMaxUSD != 250_000 ||
+	if cfg.Dispatch != DispatchLambda || cfg.DefaultEngine != turns.Native || cfg.TurnMaxUSD != 250_000 ||
 		cfg.LLMModel != "deepseek-v4-flash" || cfg.LLMTimeout != 45*time.Second || cfg.InstallCacheTTL != 30*time.Second || cfg.Limits.For("pro") != 200 {
 		t.Errorf("defaults: %+v", cfg)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/commonly/runtime/shared/agent"
 	"github.com/commonly/runtime/shared/broker"
-	"github.com/commonly/runtime/shared/install"
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/llm/offline"
 	"github.com/commonly/runtime/shared/pricing"
@@ -191,7 +190,7 @@ func (e *nativeEngine) chargeIdleSandbox(ctx context.Context, run *runs.Run, idl
 
 // systemPrompt is the install's prompt, or a short default that tells the
 // model where it is. It carries no credential and no user data.
-func systemPrompt(in *install.Install) string {
+func systemPrompt(in *turns.Install) string {
 	if in.SystemPrompt != "" {
 		return in.SystemPrompt
 	}

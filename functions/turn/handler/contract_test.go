@@ -15,8 +15,6 @@ import (
 	"github.com/commonly/runtime/api"
 	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/turn/handler"
-	"github.com/commonly/runtime/shared/install"
-	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -149,13 +147,13 @@ func TestOpenAPIDocumentIsServed(t *testing.T) {
 // panickingStore panics on every call, as a bug below the handler would.
 type panickingStore struct{ turns.Store }
 
-func (panickingStore) GetInstall(context.Context, string) (*install.Install, error) {
+func (panickingStore) GetInstall(context.Context, string) (*turns.Install, error) {
 	panic("store bug: secret internal state")
 }
-func (panickingStore) GetInstallAndPlan(context.Context, string, string) (*install.Install, plans.Plan, error) {
+func (panickingStore) GetInstallAndPlan(context.Context, string, string) (*turns.Install, turns.Plan, error) {
 	panic("store bug: secret internal state")
 }
-func (panickingStore) SetPlan(context.Context, string, plans.Plan, time.Time) error {
+func (panickingStore) SetPlan(context.Context, string, turns.Plan, time.Time) error {
 	panic("store bug: secret internal state")
 }
 func (panickingStore) GetRun(context.Context, string) (*runs.Run, error) {
@@ -187,7 +185,7 @@ func TestAPanicAnswers500(t *testing.T) {
 // downStore fails every write and read as an unreachable DynamoDB would.
 type downStore struct{ brokenStore }
 
-func (downStore) SetPlan(context.Context, string, plans.Plan, time.Time) error { return errBroken }
+func (downStore) SetPlan(context.Context, string, turns.Plan, time.Time) error { return errBroken }
 
 // TestServiceRoutesFailClosed: with the store down the service routes
 // answer 503 with Retry-After, and nothing internal.

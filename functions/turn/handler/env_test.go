@@ -20,9 +20,7 @@ import (
 	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/turn/handler"
 	"github.com/commonly/runtime/shared/fallback"
-	"github.com/commonly/runtime/shared/install"
 	"github.com/commonly/runtime/shared/metrics"
-	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/pricing"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
@@ -125,7 +123,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	native := &nativeStub{}
-	engines := map[install.Engine]turns.Engine{install.Native: native}
+	engines := map[turns.EngineName]turns.Engine{turns.Native: native}
 	prices, err := pricing.Load("")
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +133,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		if o.doTimeout > 0 {
 			do = do.WithTimeout(o.doTimeout)
 		}
-		engines[install.DurableObject] = do
+		engines[turns.DurableObject] = do
 	}
 	emf := &syncBuffer{}
 	// One install cache for the service and the worker, as app.Build wires them.
@@ -147,14 +145,14 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	limitSpec := o.limits
 	if limitSpec == "" {
-		limitSpec = plans.DefaultLimits
+		limitSpec = turns.DefaultLimits
 	}
-	limits, err := plans.ParseLimits(limitSpec)
+	limits, err := turns.ParseLimits(limitSpec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	svc := turns.NewService(turns.Config{
-		Limits: limits, DefaultEngine: install.Native, FallbackConfigured: o.doURL != "",
+		Limits: limits, DefaultEngine: turns.Native, FallbackConfigured: o.doURL != "",
 		Installs: installs, Metrics: metrics.New(emf, clk.Now),
 	}, ts, d, clk.Now, log)
 	return &env{h: handler.New(svc, worker, log), st: st, clock: clk, native: native, logs: logs, emf: emf, dbURL: db.URL}
@@ -265,13 +263,13 @@ type brokenStore struct{ turns.Store }
 
 var errBroken = errors.New("dial tcp 10.0.0.1:443: connect: connection refused (internal detail)")
 
-func (brokenStore) GetInstallAndPlan(context.Context, string, string) (*install.Install, plans.Plan, error) {
+func (brokenStore) GetInstallAndPlan(context.Context, string, string) (*turns.Install, turns.Plan, error) {
 	return nil, "", errBroken
 }
-func (brokenStore) GetInstall(context.Context, string) (*install.Install, error) {
+func (brokenStore) GetInstall(context.Context, string) (*turns.Install, error) {
 	return nil, errBroken
 }
-func (brokenStore) GetPlan(context.Context, string) (plans.Plan, error) { return "", errBroken }
+func (brokenStore) GetPlan(context.Context, string) (turns.Plan, error) { return "", errBroken }
 func (brokenStore) Admit(context.Context, turns.Admission) (turns.AdmitResult, error) {
 	return turns.AdmitResult{}, errBroken
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/commonly/runtime/shared/install"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -141,8 +140,8 @@ type request struct {
 
 // installView is an install as the API shows it.
 type installView struct {
-	*install.Install
-	EngineInEffect install.Engine `json:"engineInEffect"`
+	*turns.Install
+	EngineInEffect turns.EngineName `json:"engineInEffect"`
 }
 
 func (h *Handler) putInstall(r *request) (events.APIGatewayV2HTTPResponse, error) {

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/commonly/runtime/shared/install"
-	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -18,12 +16,12 @@ type planReads struct {
 	n atomic.Int64
 }
 
-func (s *planReads) GetPlan(ctx context.Context, userID string) (plans.Plan, error) {
+func (s *planReads) GetPlan(ctx context.Context, userID string) (turns.Plan, error) {
 	s.n.Add(1)
 	return s.Store.GetPlan(ctx, userID)
 }
 
-func (s *planReads) GetInstallAndPlan(ctx context.Context, installID, userID string) (*install.Install, plans.Plan, error) {
+func (s *planReads) GetInstallAndPlan(ctx context.Context, installID, userID string) (*turns.Install, turns.Plan, error) {
 	s.n.Add(1)
 	return s.Store.GetInstallAndPlan(ctx, installID, userID)
 }
@@ -54,7 +52,7 @@ func TestPlanChangedByAnotherContainer(t *testing.T) {
 
 	// Upgraded elsewhere: the remembered plan (free) fails the admission's
 	// check, the plan is read once and the turn is admitted under pro.
-	if err := e.st.SetPlan(context.Background(), "user-1", plans.Pro, e.clock.Now()); err != nil {
+	if err := e.st.SetPlan(context.Background(), "user-1", turns.PlanPro, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	turn(202)
@@ -70,7 +68,7 @@ func TestPlanChangedByAnotherContainer(t *testing.T) {
 	// Downgraded elsewhere on a new day: the remembered pro must not admit
 	// a third free turn.
 	e.clock.Set(e.clock.Now().Add(24 * time.Hour))
-	if err := e.st.SetPlan(context.Background(), "user-1", plans.Free, e.clock.Now()); err != nil {
+	if err := e.st.SetPlan(context.Background(), "user-1", turns.PlanFree, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	turn(202)

@@ -1,4 +1,4 @@
-package plans
+package turns
 
 import "testing"
 
@@ -25,7 +25,7 @@ func TestParseLimits(t *testing.T) {
 			t.Errorf("ParseLimits(%q) err = %v, wantErr %v", c.in, err, c.wantErr)
 			continue
 		}
-		if err == nil && (l.For(Free) != c.free || l.For(Pro) != c.pro) {
+		if err == nil && (l.For(PlanFree) != c.free || l.For(PlanPro) != c.pro) {
 			t.Errorf("ParseLimits(%q) = %v", c.in, l)
 		}
 	}

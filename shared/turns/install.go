@@ -1,26 +1,27 @@
-// Package install holds a hosted install (an agent placed in a pod for a
-// user) and the rule that picks the engine its turns run on.
-package install
+package turns
+
+// A hosted install (an agent placed in a pod for a user) and the rule
+// that picks the engine its turns run on.
 
 import (
 	"fmt"
 	"time"
 )
 
-// Engine is the runtime a turn runs on.
-type Engine string
+// EngineName is the runtime a turn runs on.
+type EngineName string
 
 const (
 	// Native is our own agent loop, run in Lambda.
-	Native Engine = "native"
+	Native EngineName = "native"
 	// DurableObject is the older Cloudflare runtime, kept as the fallback
 	// until parity.
-	DurableObject Engine = "durable-object"
+	DurableObject EngineName = "durable-object"
 )
 
 // ParseEngine validates an engine name.
-func ParseEngine(s string) (Engine, error) {
-	switch e := Engine(s); e {
+func ParseEngine(s string) (EngineName, error) {
+	switch e := EngineName(s); e {
 	case Native, DurableObject:
 		return e, nil
 	}
@@ -47,8 +48,8 @@ func ParseMigrationState(s string) (MigrationState, error) {
 
 // Migration records a move of an install from one engine to another.
 type Migration struct {
-	From      Engine         `json:"from" dynamodbav:"from"`
-	To        Engine         `json:"to" dynamodbav:"to"`
+	From      EngineName     `json:"from" dynamodbav:"from"`
+	To        EngineName     `json:"to" dynamodbav:"to"`
 	State     MigrationState `json:"state" dynamodbav:"state"`
 	UpdatedAt time.Time      `json:"updatedAt" dynamodbav:"updatedAt"`
 }
@@ -62,7 +63,7 @@ type Install struct {
 	InstanceID string `json:"instanceId" dynamodbav:"instanceId"`
 	// Engine is the engine chosen for the install; empty means the
 	// deployment default (HOSTED_ENGINE) at the time of each turn.
-	Engine Engine `json:"engine,omitempty" dynamodbav:"engine,omitempty"`
+	Engine EngineName `json:"engine,omitempty" dynamodbav:"engine,omitempty"`
 	// Tools is exactly what is offered to the model; nil (not set) means
 	// every built-in tool, an empty list means none.
 	Tools        *[]string  `json:"tools,omitempty" dynamodbav:"tools,omitempty"`
@@ -80,7 +81,7 @@ type Install struct {
 // Object stays the fallback until parity is declared with "done", at
 // which point the target applies; "rolled-back" returns to the old engine.
 // Without a migration the install's own engine applies, or the default.
-func EffectiveEngine(in Install, def Engine) Engine {
+func EffectiveEngine(in Install, def EngineName) EngineName {
 	base := in.Engine
 	if base == "" {
 		base = def
@@ -104,7 +105,7 @@ func EffectiveEngine(in Install, def Engine) Engine {
 // the given state produces on this install, as of now. The engine being
 // left is the one in effect before the request, so a migration always
 // starts from what users are actually served by.
-func StartMigration(in Install, def Engine, to Engine, state MigrationState, now time.Time) Migration {
+func StartMigration(in Install, def EngineName, to EngineName, state MigrationState, now time.Time) Migration {
 	from := EffectiveEngine(in, def)
 	if in.Migration != nil && in.Migration.To == to && in.Migration.From != "" {
 		// Continuing, finishing or rolling back the same move keeps its

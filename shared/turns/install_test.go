@@ -1,4 +1,4 @@
-package install
+package turns
 
 import (
 	"testing"
@@ -6,12 +6,14 @@ import (
 )
 
 func TestEffectiveEngine(t *testing.T) {
-	mig := func(from, to Engine, s MigrationState) *Migration { return &Migration{From: from, To: to, State: s} }
+	mig := func(from, to EngineName, s MigrationState) *Migration {
+		return &Migration{From: from, To: to, State: s}
+	}
 	cases := []struct {
 		name string
 		in   Install
-		def  Engine
-		want Engine
+		def  EngineName
+		want EngineName
 	}{
 		{"no engine uses default native", Install{}, Native, Native},
 		{"no engine uses default durable-object", Install{}, DurableObject, DurableObject},

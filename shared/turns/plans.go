@@ -1,5 +1,6 @@
-// Package plans holds the users' plans and their daily turn ceilings.
-package plans
+package turns
+
+// The users' plans and their daily turn ceilings.
 
 import (
 	"fmt"
@@ -12,20 +13,20 @@ import (
 type Plan string
 
 const (
-	Free Plan = "free"
-	Pro  Plan = "pro"
+	PlanFree Plan = "free"
+	PlanPro  Plan = "pro"
 )
 
-// All returns every known plan, Free first.
-func All() []Plan { return []Plan{Free, Pro} }
+// AllPlans returns every known plan, Free first.
+func AllPlans() []Plan { return []Plan{PlanFree, PlanPro} }
 
-// Parse validates a plan name.
-func Parse(s string) (Plan, error) {
+// ParsePlan validates a plan name.
+func ParsePlan(s string) (Plan, error) {
 	switch p := Plan(s); p {
-	case Free, Pro:
+	case PlanFree, PlanPro:
 		return p, nil
 	}
-	return "", fmt.Errorf("unknown plan %q (want %q or %q)", s, Free, Pro)
+	return "", fmt.Errorf("unknown plan %q (want %q or %q)", s, PlanFree, PlanPro)
 }
 
 // Limits maps each plan to its hosted turns per UTC day.
@@ -47,7 +48,7 @@ func ParseLimits(s string) (Limits, error) {
 		if !ok {
 			return nil, fmt.Errorf("plan limits: %q is not plan=count", part)
 		}
-		p, err := Parse(strings.TrimSpace(name))
+		p, err := ParsePlan(strings.TrimSpace(name))
 		if err != nil {
 			return nil, fmt.Errorf("plan limits: %w", err)
 		}
@@ -60,7 +61,7 @@ func ParseLimits(s string) (Limits, error) {
 		}
 		l[p] = n
 	}
-	for _, p := range All() {
+	for _, p := range AllPlans() {
 		if _, ok := l[p]; !ok {
 			return nil, fmt.Errorf("plan limits: no limit for %s", p)
 		}
@@ -73,7 +74,7 @@ func (l Limits) For(p Plan) int64 {
 	if n, ok := l[p]; ok {
 		return n
 	}
-	return l[Free]
+	return l[PlanFree]
 }
 
 // String renders the limits in the PLAN_TURN_LIMITS form.
