@@ -5,6 +5,7 @@ package turns
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -73,6 +74,25 @@ type Install struct {
 	Migration    *Migration `json:"migration,omitempty" dynamodbav:"migration,omitempty"`
 	CreatedAt    time.Time  `json:"createdAt" dynamodbav:"createdAt"`
 	UpdatedAt    time.Time  `json:"updatedAt" dynamodbav:"updatedAt"`
+}
+
+// Clone returns a copy of in that shares nothing with it: its lists and
+// its migration are copied too.
+func (in *Install) Clone() *Install {
+	cp := *in
+	if in.Tools != nil {
+		t := slices.Clone(*in.Tools)
+		if t == nil {
+			t = []string{} // "no tools" stays distinct from "every tool"
+		}
+		cp.Tools = &t
+	}
+	cp.Connectors = slices.Clone(in.Connectors)
+	if in.Migration != nil {
+		m := *in.Migration
+		cp.Migration = &m
+	}
+	return &cp
 }
 
 // EffectiveEngine is the engine a turn of this install runs on now.

@@ -17,7 +17,7 @@ type InstallCache struct {
 }
 
 type cachedInstall struct {
-	in      Install
+	in      *Install // never handed out: callers get clones
 	expires time.Time
 }
 
@@ -39,15 +39,14 @@ func (c *InstallCache) cached(id string) (*Install, bool) {
 	if !ok || !c.now().Before(it.expires) {
 		return nil, false
 	}
-	in := it.in // a copy: callers cannot change the cached value
-	return &in, true
+	return it.in.Clone(), true // callers cannot change the cached value
 }
 
 func (c *InstallCache) put(in *Install) {
 	if c.ttl <= 0 || in == nil {
 		return
 	}
-	c.items.put(in.InstallID, cachedInstall{in: *in, expires: c.now().Add(c.ttl)})
+	c.items.put(in.InstallID, cachedInstall{in: in.Clone(), expires: c.now().Add(c.ttl)})
 }
 
 func (c *InstallCache) evict(id string) { c.items.delete(id) }

@@ -71,3 +71,18 @@ func TestParse(t *testing.T) {
 		t.Error("unknown state accepted")
 	}
 }
+
+func TestCloneSharesNothing(t *testing.T) {
+	tools, none := []string{"commonly_run_code"}, []string{}
+	in := &Install{InstallID: "i1", Tools: &tools, Connectors: []string{"github"},
+		Migration: &Migration{From: Native, To: DurableObject, State: MigrationInProgress}}
+	cp := in.Clone()
+	(*cp.Tools)[0], cp.Connectors[0], cp.Migration.State = "changed", "changed", MigrationDone
+	if tools[0] != "commonly_run_code" || in.Connectors[0] != "github" || in.Migration.State != MigrationInProgress {
+		t.Errorf("the clone shares with the original: %+v %v %+v", *in.Tools, in.Connectors, *in.Migration)
+	}
+	empty := (&Install{Tools: &none}).Clone()
+	if empty.Tools == nil || len(*empty.Tools) != 0 || (&Install{}).Clone().Tools != nil {
+		t.Error("a clone must keep no tools apart from every tool")
+	}
+}
