@@ -2,6 +2,8 @@ package turns
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -21,15 +23,35 @@ type cachedInstall struct {
 	expires time.Time
 }
 
-// NewInstallCache returns a cache over the store; a ttl of zero disables
-// it. One cache serves the service and the worker of a container, so a
-// turn reads its install once.
-func NewInstallCache(s Store, ttl time.Duration, now func() time.Time) *InstallCache {
-	if now == nil {
-		now = time.Now
-	}
-	return &InstallCache{store: s, ttl: ttl, now: now}
+// InstallCacheConfig configures an InstallCache.
+type InstallCacheConfig struct {
+	// Store is required.
+	Store Store
+	// TTL is how long an install read is reused (INSTALL_CACHE_TTL);
+	// zero turns the cache off, so every turn reads the install.
+	TTL time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
 }
+
+// NewInstallCache checks cfg. One cache serves the service and the worker
+// of a container, so a turn reads its install once.
+func NewInstallCache(cfg InstallCacheConfig) (*InstallCache, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("turns: the install cache needs a store")
+	}
+	if cfg.TTL < 0 {
+		return nil, fmt.Errorf("turns: install cache TTL %v is negative", cfg.TTL)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &InstallCache{store: cfg.Store, ttl: cfg.TTL, now: cfg.Now}, nil
+}
+
+// uncached is the cache of a service or worker given none: every read
+// goes to the store.
+func uncached(s Store) *InstallCache { return &InstallCache{store: s, now: time.Now} }
 
 func (c *InstallCache) cached(id string) (*Install, bool) {
 	if c.ttl <= 0 {

@@ -25,7 +25,7 @@ func TestInstallCacheHandsOutCopies(t *testing.T) {
 	st := &installReads{in: Install{InstallID: "i1", UserID: "u1", Tools: &tools, Connectors: []string{"github"},
 		Migration: &Migration{From: Native, To: DurableObject, State: MigrationInProgress}}}
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	c := NewInstallCache(st, time.Minute, func() time.Time { return now })
+	c := newCache(t, InstallCacheConfig{Store: st, TTL: time.Minute, Now: func() time.Time { return now }})
 
 	first, err := c.get(context.Background(), "i1")
 	if err != nil {
@@ -50,7 +50,7 @@ func TestInstallCacheHandsOutCopies(t *testing.T) {
 func TestInstallCacheExpiresAndEvicts(t *testing.T) {
 	st := &installReads{in: Install{InstallID: "i1"}}
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	c := NewInstallCache(st, time.Minute, func() time.Time { return now })
+	c := newCache(t, InstallCacheConfig{Store: st, TTL: time.Minute, Now: func() time.Time { return now }})
 	ctx := context.Background()
 	for range 2 {
 		if _, err := c.get(ctx, "i1"); err != nil {
@@ -66,7 +66,7 @@ func TestInstallCacheExpiresAndEvicts(t *testing.T) {
 		t.Fatalf("after evict: %d reads, %v", st.reads, err)
 	}
 
-	off := NewInstallCache(st, 0, nil)
+	off := newCache(t, InstallCacheConfig{Store: st})
 	for range 2 {
 		if _, err := off.get(ctx, "i1"); err != nil {
 			t.Fatal(err)
@@ -74,5 +74,23 @@ func TestInstallCacheExpiresAndEvicts(t *testing.T) {
 	}
 	if st.reads != 5 {
 		t.Errorf("a zero TTL caches: %d reads, want 5", st.reads)
+	}
+}
+
+func newCache(t *testing.T, cfg InstallCacheConfig) *InstallCache {
+	t.Helper()
+	c, err := NewInstallCache(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestNewInstallCacheChecksItsConfig(t *testing.T) {
+	if _, err := NewInstallCache(InstallCacheConfig{TTL: time.Second}); err == nil {
+		t.Error("a cache without a store was built")
+	}
+	if _, err := NewInstallCache(InstallCacheConfig{Store: &installReads{}, TTL: -time.Second}); err == nil {
+		t.Error("a negative TTL was accepted")
 	}
 }

@@ -32,9 +32,17 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, run *runs.Run) (*runs.Run, error)
 }
 
-// Config is the service's fixed configuration.
-type Config struct {
-	Limits        Limits
+// ServiceConfig configures a Service. Zero values are the documented
+// defaults; NewService refuses what the service cannot run with.
+type ServiceConfig struct {
+	// Store is required.
+	Store Store
+	// Dispatcher starts admitted runs; required.
+	Dispatcher Dispatcher
+	// Limits gives every plan's daily ceiling (ParseLimits); required.
+	Limits Limits
+	// DefaultEngine is the engine of installs that name none; zero means
+	// Native.
 	DefaultEngine EngineName
 	// FallbackConfigured says whether the Durable Object runtime can be
 	// reached (DO_RUNTIME_URL set): turns routed there are refused up front
@@ -45,11 +53,15 @@ type Config struct {
 	// Installs is the container's install cache, shared with the worker;
 	// nil reads the install on every turn.
 	Installs *InstallCache
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Log gets request-scoped lines; nil means slog.Default().
+	Log *slog.Logger
 }
 
 // Service is the turn API's domain.
 type Service struct {
-	cfg      Config
+	cfg      ServiceConfig
 	store    Store
 	dispatch Dispatcher
 	installs *InstallCache
@@ -64,18 +76,39 @@ type Service struct {
 	log   *slog.Logger
 }
 
-// NewService wires the service. now and log may be nil.
-func NewService(cfg Config, store Store, d Dispatcher, now func() time.Time, log *slog.Logger) *Service {
-	if now == nil {
-		now = time.Now
+// NewService checks cfg and fills its defaults.
+func NewService(cfg ServiceConfig) (*Service, error) {
+	var errs []error
+	if cfg.Store == nil {
+		errs = append(errs, errors.New("turns: the service needs a store"))
 	}
-	if log == nil {
-		log = slog.Default()
+	if cfg.Dispatcher == nil {
+		errs = append(errs, errors.New("turns: the service needs a dispatcher"))
+	}
+	for _, p := range AllPlans() {
+		if _, ok := cfg.Limits[p]; !ok {
+			errs = append(errs, fmt.Errorf("turns: no daily limit for plan %s", p))
+		}
+	}
+	if cfg.DefaultEngine == "" {
+		cfg.DefaultEngine = Native
+	}
+	if _, err := ParseEngine(string(cfg.DefaultEngine)); err != nil {
+		errs = append(errs, fmt.Errorf("turns: default engine: %w", err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
 	}
 	if cfg.Installs == nil {
-		cfg.Installs = NewInstallCache(store, 0, now)
+		cfg.Installs = uncached(cfg.Store)
 	}
-	return &Service{cfg: cfg, store: store, dispatch: d, now: now, log: log, newID: NewRunID, installs: cfg.Installs}
+	return &Service{cfg: cfg, store: cfg.Store, dispatch: cfg.Dispatcher, now: cfg.Now, log: cfg.Log, newID: NewRunID, installs: cfg.Installs}, nil
 }
 
 // NewRunID returns a random, URL-safe run id.

@@ -32,20 +32,31 @@ type EngineResult struct {
 	Refund bool
 }
 
-// WorkerConfig configures the worker.
+// WorkerConfig configures a Worker. Zero values are the documented
+// defaults; NewWorker refuses what the worker cannot run with.
 type WorkerConfig struct {
+	// Store is required.
+	Store Store
+	// Engines are this deployment's engines by name. An engine missing
+	// here fails its turns with errorKind config instead of running them
+	// elsewhere: nothing falls back silently to another engine.
+	Engines map[EngineName]Engine
 	// StaleAfter is how long a run may stay running before a later
 	// dispatch of it (Lambda's retry of a crashed invocation) closes it as
 	// interrupted. It must exceed the longest turn (170 s of loop and a
 	// few seconds to post), and stay under the time Lambda's last retry
 	// comes (one minute, then two minutes, after failures), or a run whose
-	// worker died early is never closed. Default DefaultStaleAfter.
+	// worker died early is never closed. Zero means DefaultStaleAfter.
 	StaleAfter time.Duration
 	// Metrics receives one EMF event per finished turn; nil discards.
 	Metrics *metrics.Emitter
 	// Installs is the container's install cache, shared with the service;
 	// nil reads the install on every turn.
 	Installs *InstallCache
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Log gets one line per turn; nil means slog.Default().
+	Log *slog.Logger
 }
 
 // DefaultStaleAfter is WorkerConfig.StaleAfter's default.
@@ -61,23 +72,35 @@ type Worker struct {
 	log      *slog.Logger
 }
 
-// NewWorker wires a worker. An engine missing from engines fails its
-// turns with errorKind config instead of running them elsewhere: nothing
-// falls back silently to another engine.
-func NewWorker(cfg WorkerConfig, store Store, engines map[EngineName]Engine, now func() time.Time, log *slog.Logger) *Worker {
-	if now == nil {
-		now = time.Now
+// NewWorker checks cfg and fills its defaults.
+func NewWorker(cfg WorkerConfig) (*Worker, error) {
+	var errs []error
+	if cfg.Store == nil {
+		errs = append(errs, errors.New("turns: the worker needs a store"))
 	}
-	if log == nil {
-		log = slog.Default()
+	for name, e := range cfg.Engines {
+		if _, err := ParseEngine(string(name)); err != nil {
+			errs = append(errs, fmt.Errorf("turns: engines: %w", err))
+		} else if e == nil {
+			errs = append(errs, fmt.Errorf("turns: engine %s is nil", name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
 	}
 	if cfg.StaleAfter <= 0 {
 		cfg.StaleAfter = DefaultStaleAfter
 	}
 	if cfg.Installs == nil {
-		cfg.Installs = NewInstallCache(store, 0, now)
+		cfg.Installs = uncached(cfg.Store)
 	}
-	return &Worker{cfg: cfg, store: store, engines: engines, installs: cfg.Installs, now: now, log: log}
+	return &Worker{cfg: cfg, store: cfg.Store, engines: cfg.Engines, installs: cfg.Installs, now: cfg.Now, log: cfg.Log}, nil
 }
 
 // Execute claims the run and runs it. A run that is not queued any more

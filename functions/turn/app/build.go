@@ -69,8 +69,14 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	if cfg.DORuntimeURL != "" {
 		engines[turns.DurableObject] = fallback.New(cfg.DORuntimeURL, cfg.DORuntimeToken, d.HTTP, prices, cfg.LLMModel, d.Now, d.Log)
 	}
-	installs := turns.NewInstallCache(st, cfg.InstallCacheTTL, d.Now)
-	worker := turns.NewWorker(turns.WorkerConfig{Installs: installs, Metrics: d.Metrics}, st, engines, d.Now, d.Log)
+	installs, err := turns.NewInstallCache(turns.InstallCacheConfig{Store: st, TTL: cfg.InstallCacheTTL, Now: d.Now})
+	if err != nil {
+		return nil, err
+	}
+	worker, err := turns.NewWorker(turns.WorkerConfig{Store: st, Engines: engines, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log})
+	if err != nil {
+		return nil, err
+	}
 
 	var dispatcher turns.Dispatcher = turns.InlineDispatcher{Worker: worker}
 	if cfg.Dispatch == DispatchLambda {
@@ -79,9 +85,12 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 		}
 		dispatcher = handler.LambdaDispatcher{Client: d.Lambda, FunctionName: cfg.FunctionName}
 	}
-	svc := turns.NewService(turns.Config{
-		Limits: cfg.Limits, DefaultEngine: cfg.DefaultEngine,
-		FallbackConfigured: cfg.DORuntimeURL != "", Installs: installs, Metrics: d.Metrics,
-	}, st, dispatcher, d.Now, d.Log)
+	svc, err := turns.NewService(turns.ServiceConfig{
+		Store: st, Dispatcher: dispatcher, Limits: cfg.Limits, DefaultEngine: cfg.DefaultEngine,
+		FallbackConfigured: cfg.DORuntimeURL != "", Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
 	return &Built{Handler: handler.New(svc, worker, d.Log), Service: svc, Worker: worker, Store: st}, nil
 }

@@ -137,8 +137,14 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	emf := &syncBuffer{}
 	// One install cache for the service and the worker, as app.Build wires them.
-	installs := turns.NewInstallCache(ts, o.installCacheTTL, clk.Now)
-	worker := turns.NewWorker(turns.WorkerConfig{Installs: installs, Metrics: metrics.New(emf, clk.Now)}, ts, engines, clk.Now, log)
+	installs, err := turns.NewInstallCache(turns.InstallCacheConfig{Store: ts, TTL: o.installCacheTTL, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker, err := turns.NewWorker(turns.WorkerConfig{Store: ts, Engines: engines, Installs: installs, Metrics: metrics.New(emf, clk.Now), Now: clk.Now, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var d turns.Dispatcher = turns.InlineDispatcher{Worker: worker}
 	if o.dispatcher != nil {
 		d = o.dispatcher(worker)
@@ -151,10 +157,13 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := turns.NewService(turns.Config{
-		Limits: limits, DefaultEngine: turns.Native, FallbackConfigured: o.doURL != "",
-		Installs: installs, Metrics: metrics.New(emf, clk.Now),
-	}, ts, d, clk.Now, log)
+	svc, err := turns.NewService(turns.ServiceConfig{
+		Store: ts, Dispatcher: d, Limits: limits, DefaultEngine: turns.Native, FallbackConfigured: o.doURL != "",
+		Installs: installs, Metrics: metrics.New(emf, clk.Now), Now: clk.Now, Log: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &env{h: handler.New(svc, worker, log), st: st, clock: clk, native: native, logs: logs, emf: emf, dbURL: db.URL}
 }
 
