@@ -25,8 +25,8 @@ func (m *cyclingModel) Complete(context.Context, llm.Request) (*llm.Response, er
 // (history, estimate, dispatch, encoding, accounting).
 func BenchmarkTurn(b *testing.B) {
 	h := newHarness(b)
-	h.loop.Model = &cyclingModel{}
-	h.loop.Logger = slog.New(slog.DiscardHandler)
+	h.loop.cfg.Model = &cyclingModel{}
+	h.loop.cfg.Logger = slog.New(slog.DiscardHandler)
 	h.withTools(&fakeTool{name: "echo"})
 	h.turn.Checkpoint = nil
 	b.ReportAllocs()

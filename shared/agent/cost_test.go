@@ -109,7 +109,7 @@ func TestWorstCaseFailureLaterIsNotRefunded(t *testing.T) {
 	h.withTools(&fakeTool{name: "work"})
 	n := 0
 	h.pricer.worst = func(int64, int64) money.Micros { return 0 }
-	h.loop.Pricer = &failingWorst{fakePricer: h.pricer, after: 1, n: &n}
+	h.loop.cfg.Pricer = &failingWorst{fakePricer: h.pricer, after: 1, n: &n}
 	out := h.run(context.Background())
 	wantEnd(t, h.r(), runs.StatusFailed, runs.ErrConfig)
 	if out.Refund {

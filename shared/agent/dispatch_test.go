@@ -304,7 +304,7 @@ func TestRepeatBreaker(t *testing.T) {
 
 func TestRepeatLimitIsConfigurable(t *testing.T) {
 	h := newHarness(t, calls(call("c1", "search", `{}`)), calls(call("c2", "search", `{}`)))
-	h.loop.Limits.RepeatLimit = 2
+	h.loop.cfg.Limits.RepeatLimit = 2
 	search := &fakeTool{name: "search"}
 	h.withTools(search)
 	h.run(context.Background())

@@ -199,7 +199,7 @@ func TestPanicsEndTheRunFailed(t *testing.T) {
 	})
 	t.Run("poster", func(t *testing.T) {
 		h := newHarness(t, answer("hi"))
-		h.loop.Poster = posterFunc(func(context.Context) error { panic("poster bug") })
+		h.loop.cfg.Poster = posterFunc(func(context.Context) error { panic("poster bug") })
 		h.run(context.Background())
 		wantEnd(t, h.r(), runs.StatusFailed, runs.ErrUnknown)
 	})
@@ -208,21 +208,21 @@ func TestPanicsEndTheRunFailed(t *testing.T) {
 func TestMisconfiguredLoop(t *testing.T) {
 	cases := []struct {
 		name   string
-		mutate func(l *Loop)
+		mutate func(c *Config)
 		want   string
 	}{
-		{"no model", func(l *Loop) { l.Model = nil }, "no model client"},
-		{"no pricer", func(l *Loop) { l.Pricer = nil }, "no pricer"},
-		{"no poster", func(l *Loop) { l.Poster = nil }, "no poster"},
-		{"no model name", func(l *Loop) { l.ModelName = "" }, "no model name"},
-		{"negative output cap", func(l *Loop) { l.MaxOutputTokens = -1 }, "negative"},
+		{"no model", func(c *Config) { c.Model = nil }, "no model client"},
+		{"no pricer", func(c *Config) { c.Pricer = nil }, "no pricer"},
+		{"no poster", func(c *Config) { c.Poster = nil }, "no poster"},
+		{"no model name", func(c *Config) { c.ModelName = "" }, "no model name"},
+		{"negative output cap", func(c *Config) { c.MaxOutputTokens = -1 }, "negative"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t)
-			c.mutate(h.loop)
-			if err := h.loop.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("Validate = %v", err)
+			c.mutate(&h.loop.cfg)
+			if _, err := New(h.loop.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("New = %v", err)
 			}
 			out := h.run(context.Background())
 			wantEnd(t, h.r(), runs.StatusFailed, runs.ErrConfig)
@@ -232,7 +232,7 @@ func TestMisconfiguredLoop(t *testing.T) {
 			}
 		})
 	}
-	if err := newHarness(t).loop.Validate(); err != nil {
+	if _, err := New(newHarness(t).loop.cfg); err != nil {
 		t.Fatalf("valid loop: %v", err)
 	}
 }

@@ -244,12 +244,12 @@ type harness struct {
 func newHarness(t testing.TB, script ...reply) *harness {
 	h := &harness{clock: newClock(), pricer: &fakePricer{}, poster: &fakePoster{}}
 	h.model = &scriptedModel{t: t, clock: h.clock, script: script}
-	h.loop = &Loop{
+	h.loop = &Loop{cfg: Config{
 		Model: h.model, Pricer: h.pricer, Poster: h.poster,
 		ModelName: "deepseek-v4-flash", SearchProvider: "brave", SandboxProvider: "e2b",
 		Now:    h.clock.Now,
 		Logger: slog.New(slog.NewJSONHandler(&h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	}
+	}}
 	started := h.clock.Now()
 	h.turn = TurnInput{
 		Run: &runs.Run{

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,20 +14,23 @@ import (
 	"github.com/commonly/runtime/shared/tools"
 )
 
-// Loop runs native turns. Its fields are configuration, read and never
-// written by Run, so one Loop serves concurrent turns.
-type Loop struct {
+// Config configures a Loop. Zero values are the documented defaults;
+// New refuses a configuration the loop cannot run with.
+type Config struct {
+	// Model, Pricer and Poster are required.
 	Model  Model
 	Pricer Pricer
 	Poster Poster
 
 	// ModelName is the proxy's model name: sent on every call, and the
-	// key the calls are priced under.
+	// key the calls are priced under, unless a turn names its own
+	// (TurnInput.Model). Required.
 	ModelName string
 	// MaxOutputTokens caps each call's output, reasoning included; zero
 	// means DefaultMaxOutputTokens.
 	MaxOutputTokens int64
-	Limits          Limits
+	// Limits bound each turn; zero fields are their defaults.
+	Limits Limits
 	// SearchProvider and SandboxProvider name the providers tool usage is
 	// priced for.
 	SearchProvider  string
@@ -39,24 +43,48 @@ type Loop struct {
 	Logger *slog.Logger
 }
 
-// Validate reports a configuration the loop cannot run with, so main can
-// refuse to start instead of failing every turn.
-func (l *Loop) Validate() error {
+// Loop runs native turns. Its configuration is fixed by New and only
+// read by Run, so one Loop serves concurrent turns.
+type Loop struct {
+	cfg Config
+}
+
+// New checks cfg, so that main refuses to start instead of failing every
+// turn, and fills its defaults.
+func New(cfg Config) (*Loop, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxOutputTokens == 0 {
+		cfg.MaxOutputTokens = DefaultMaxOutputTokens
+	}
+	cfg.Limits = cfg.Limits.withDefaults()
+	return &Loop{cfg: cfg}, nil
+}
+
+// validate reports what the loop cannot run with.
+func (c *Config) validate() error {
 	var errs []error
-	if l.Model == nil {
+	if c.Model == nil {
 		errs = append(errs, errors.New("no model client"))
 	}
-	if l.Pricer == nil {
+	if c.Pricer == nil {
 		errs = append(errs, errors.New("no pricer"))
 	}
-	if l.Poster == nil {
+	if c.Poster == nil {
 		errs = append(errs, errors.New("no poster"))
 	}
-	if l.ModelName == "" {
+	if c.ModelName == "" {
 		errs = append(errs, errors.New("no model name"))
 	}
-	if l.MaxOutputTokens < 0 {
-		errs = append(errs, fmt.Errorf("max output tokens %d is negative", l.MaxOutputTokens))
+	if c.MaxOutputTokens < 0 {
+		errs = append(errs, fmt.Errorf("max output tokens %d is negative", c.MaxOutputTokens))
 	}
 	return errors.Join(errs...)
 }
@@ -76,6 +104,9 @@ type TurnInput struct {
 	Tools Toolset
 	// Env is passed to every tool call and to the final post.
 	Env tools.Env
+	// Model, when set, is the model this turn calls and is priced under
+	// instead of Config.ModelName (an install's choice).
+	Model string
 	// Checkpoint saves the run's progress between model calls, so a
 	// client polling the run sees its steps. It is not called for the
 	// final state, which the caller writes once when Run returns: with
@@ -115,7 +146,7 @@ func (l *Loop) Run(ctx context.Context, t TurnInput) (out TurnResult) {
 			out = tr.finish(&Error{Kind: runs.ErrUnknown, Message: msgInternal, Err: fmt.Errorf("panic: %v", p)}, false)
 		}
 	}()
-	if err := l.Validate(); err != nil {
+	if err := l.cfg.validate(); err != nil {
 		// Our misconfiguration, found before any model call: the user
 		// keeps the turn.
 		return tr.finish(configError("agent: %v", err), true)
@@ -125,10 +156,11 @@ func (l *Loop) Run(ctx context.Context, t TurnInput) (out TurnResult) {
 
 // turn is the state of one Run.
 type turn struct {
-	l      *Loop
+	l      *Config
 	t      TurnInput
 	run    *runs.Run
 	tools  Toolset
+	model  string // the model called and priced
 	now    func() time.Time
 	log    *slog.Logger
 	budget budget
@@ -144,7 +176,7 @@ type turn struct {
 }
 
 func (l *Loop) newTurn(t TurnInput) *turn {
-	tr := &turn{l: l, t: t, run: t.Run, tools: t.Tools, now: l.Now, log: l.Logger, maxOut: l.MaxOutputTokens}
+	tr := &turn{l: &l.cfg, t: t, run: t.Run, tools: t.Tools, model: cmp.Or(t.Model, l.cfg.ModelName), now: l.cfg.Now, log: l.cfg.Logger, maxOut: l.cfg.MaxOutputTokens}
 	if tr.now == nil {
 		tr.now = time.Now
 	}
@@ -165,7 +197,7 @@ func (l *Loop) newTurn(t TurnInput) *turn {
 	if s := t.Run.StartedAt; s != nil && !s.IsZero() && s.Before(start) {
 		start = *s
 	}
-	tr.budget = newBudget(l.Limits.withDefaults(), start)
+	tr.budget = newBudget(l.cfg.Limits.withDefaults(), start)
 	return tr
 }
 

@@ -77,7 +77,7 @@ func TestNoSystemPromptSendsOnlyTheUserMessage(t *testing.T) {
 
 func TestMaxOutputTokensIsSent(t *testing.T) {
 	h := newHarness(t, answer("hi"))
-	h.loop.MaxOutputTokens = 512
+	h.loop.cfg.MaxOutputTokens = 512
 	h.run(context.Background())
 	if got := h.model.reqs[0].MaxTokens; got != 512 {
 		t.Fatalf("MaxTokens = %d", got)
@@ -242,7 +242,7 @@ func TestPostFailureStillSucceeds(t *testing.T) {
 func TestPostHasGraceAfterTheWallClock(t *testing.T) {
 	h := newHarness(t, answer("42").after(200*time.Second))
 	var left time.Duration
-	h.loop.Poster = posterFunc(func(ctx context.Context) error {
+	h.loop.cfg.Poster = posterFunc(func(ctx context.Context) error {
 		dl, _ := ctx.Deadline()
 		left = time.Until(dl)
 		return ctx.Err()
@@ -281,3 +281,37 @@ func TestLogsCarryIdsNotMessageText(t *testing.T) {
 type posterFunc func(ctx context.Context) error
 
 func (f posterFunc) Post(ctx context.Context, _ tools.Env, _ string) error { return f(ctx) }
+
+// A turn that names its model (an install's choice) calls it and is
+// priced under it; the loop's model is the default.
+func TestTurnModelOverridesTheLoopModel(t *testing.T) {
+	h := newHarness(t, answer("hi"))
+	h.turn.Model = "install-model"
+	h.run(context.Background())
+	wantEnd(t, h.r(), runs.StatusSucceeded, "")
+	if got := h.model.reqs[0].Model; got != "install-model" {
+		t.Errorf("called %q", got)
+	}
+	if len(h.pricer.modelCalls) != 1 || h.pricer.modelCalls[0].model != "install-model" {
+		t.Errorf("priced %+v", h.pricer.modelCalls)
+	}
+
+	h = newHarness(t, answer("hi"))
+	h.run(context.Background())
+	if got := h.model.reqs[0].Model; got != "deepseek-v4-flash" {
+		t.Errorf("without a turn model: called %q", got)
+	}
+}
+
+func TestNewFillsDefaults(t *testing.T) {
+	h := newHarness(t)
+	cfg := h.loop.cfg
+	cfg.Now, cfg.Logger, cfg.MaxOutputTokens, cfg.Limits = nil, nil, 0, Limits{}
+	l, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.cfg.Now == nil || l.cfg.Logger == nil || l.cfg.MaxOutputTokens != DefaultMaxOutputTokens || l.cfg.Limits != DefaultLimits() {
+		t.Errorf("defaults: %+v", l.cfg)
+	}
+}

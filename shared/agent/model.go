@@ -22,9 +22,9 @@ func (tr *turn) beforeModel(ctx context.Context) (e *Error, refund bool) {
 		return e, false
 	}
 	prompt := estimateTokens(messageBytes(tr.messages) + tr.specBytes)
-	worst, err := tr.l.Pricer.WorstCase(tr.l.ModelName, prompt, tr.maxOut)
+	worst, err := tr.l.Pricer.WorstCase(tr.model, prompt, tr.maxOut)
 	if err != nil {
-		return configError("pricing the next call to %s: %v", tr.l.ModelName, err), s.calls == 0
+		return configError("pricing the next call to %s: %v", tr.model, err), s.calls == 0
 	}
 	return tr.budget.affordable(s, worst), false
 }
@@ -40,7 +40,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error, bool) {
 	callCtx, cancel := context.WithTimeout(ctx, tr.budget.remaining(started))
 	defer cancel()
 	resp, err := tr.l.Model.Complete(callCtx, llm.Request{
-		Model:     tr.l.ModelName,
+		Model:     tr.model,
 		Messages:  tr.messages,
 		Tools:     tr.specs,
 		User:      tr.run.UserID,
@@ -60,7 +60,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error, bool) {
 			if perr != nil {
 				// The call's own error ends the turn; its tokens are on
 				// the run, so it can be repriced.
-				tr.log.Error("pricing a failed model call", "step", index, "model", tr.l.ModelName, "error", perr)
+				tr.log.Error("pricing a failed model call", "step", index, "model", tr.model, "error", perr)
 			}
 		}
 		tr.log.Warn("model call failed", attrs...)
@@ -74,7 +74,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error, bool) {
 	if perr != nil {
 		// The tokens are on the run, so the call can be repriced; a turn
 		// is never recorded as free because its price was unknown.
-		return nil, configError("pricing call %d to %s: %v", index, tr.l.ModelName, perr), false
+		return nil, configError("pricing call %d to %s: %v", index, tr.model, perr), false
 	}
 	return resp, nil, false
 }
@@ -87,7 +87,7 @@ func (tr *turn) recordStep(index int, started time.Time, elapsed int64, resp *ll
 	u := resp.Usage
 	step := runs.Step{
 		Index:              index,
-		Model:              cmp.Or(resp.Model, tr.l.ModelName),
+		Model:              cmp.Or(resp.Model, tr.model),
 		CallID:             resp.CallID,
 		PromptTokens:       u.PromptTokens,
 		CachedPromptTokens: u.CachedPromptTokens,
@@ -98,7 +98,7 @@ func (tr *turn) recordStep(index int, started time.Time, elapsed int64, resp *ll
 	tr.run.Tokens.Add(u.PromptTokens, u.CachedPromptTokens, u.CompletionTokens)
 	// Priced under the configured name: the proxy may report the
 	// upstream model's own name, which the price table does not key.
-	cost, perr := tr.l.Pricer.ModelCost(tr.l.ModelName, started, u)
+	cost, perr := tr.l.Pricer.ModelCost(tr.model, started, u)
 	if perr == nil {
 		step.CostMicros = cost
 	}

@@ -26,7 +26,10 @@ import (
 
 // nativeEngine runs turns on the native agent loop.
 type nativeEngine struct {
-	loop     agent.Loop
+	loop     *agent.Loop
+	prices   *pricing.Table
+	sandbox  string // the sandbox provider's name, which prices its time
+	now      func() time.Time
 	builtins []tools.Tool // stateless, shared by every turn
 	conns    map[string][]tools.Tool
 	checker  tools.ConnectionChecker
@@ -122,13 +125,14 @@ func buildNative(_ context.Context, cfg Config, d Deps, st *store.Dynamo) (*nati
 		return nil, nil, err
 	}
 
-	e.loop = agent.Loop{
+	e.prices, e.sandbox, e.now = prices, provider.Name(), d.Now
+	e.loop, err = agent.New(agent.Config{
 		Model: model, Pricer: prices, Poster: poster, ModelName: modelName,
 		Limits:         agent.Limits{MaxCost: cfg.TurnMaxUSD},
 		SearchProvider: cfg.SearchProvider, SandboxProvider: provider.Name(),
 		Now: d.Now, Logger: d.Log,
-	}
-	if err := e.loop.Validate(); err != nil {
+	})
+	if err != nil {
 		return nil, nil, err
 	}
 	return e, prices, nil
@@ -158,16 +162,14 @@ func (e *nativeEngine) Run(ctx context.Context, t turns.EngineTurn) turns.Engine
 		if errors.Is(err, tools.ErrConnectorCheck) {
 			msg = "the connector broker could not be reached"
 		}
-		run.End(runs.StatusFailed, kind, msg, e.loop.Now()) // Build always sets the clock
+		run.End(runs.StatusFailed, kind, msg, e.now())
 		return turns.EngineResult{Refund: true}
 	}
 
-	loop := e.loop
-	if in.Model != "" {
-		loop.ModelName = in.Model // priced per call: an unpriced model fails the turn as config
-	}
-	out := loop.Run(ctx, agent.TurnInput{
-		Run: run, System: systemPrompt(in), Message: run.Message, Tools: set, Env: env, Checkpoint: t.Checkpoint,
+	// An install's model is priced per call: an unpriced one fails the
+	// turn as config.
+	out := e.loop.Run(ctx, agent.TurnInput{
+		Run: run, System: systemPrompt(in), Message: run.Message, Tools: set, Env: env, Model: in.Model, Checkpoint: t.Checkpoint,
 	})
 	return turns.EngineResult{Refund: out.Refund}
 }
@@ -179,7 +181,7 @@ func (e *nativeEngine) chargeIdleSandbox(ctx context.Context, run *runs.Run, idl
 	if idleMillis <= 0 {
 		return
 	}
-	cost, err := e.loop.Pricer.SandboxCost(e.loop.SandboxProvider, idleMillis)
+	cost, err := e.prices.SandboxCost(e.sandbox, idleMillis)
 	if err != nil {
 		// Checked at start, so this is a bug: say so rather than drop it.
 		e.log.WarnContext(ctx, "idle sandbox time could not be priced", "runId", run.RunID, "err", err)
