@@ -12,7 +12,7 @@ import (
 
 	"github.com/commonly/runtime/functions/turn/handler"
 	"github.com/commonly/runtime/shared/agent"
-	"github.com/commonly/runtime/shared/fallback"
+	"github.com/commonly/runtime/shared/engine/durableobject"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/tools"
@@ -67,7 +67,14 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	}
 	engines := map[turns.EngineName]turns.Engine{turns.Native: native}
 	if cfg.DORuntimeURL != "" {
-		engines[turns.DurableObject] = fallback.New(cfg.DORuntimeURL, cfg.DORuntimeToken, d.HTTP, prices, cfg.LLMModel, d.Now, d.Log)
+		do, err := durableobject.New(durableobject.Config{
+			BaseURL: cfg.DORuntimeURL, Token: cfg.DORuntimeToken, Prices: prices, DefaultModel: cfg.LLMModel,
+			HTTPClient: d.HTTP, Now: d.Now, Log: d.Log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("durable object engine: %w", err)
+		}
+		engines[turns.DurableObject] = do
 	}
 	installs, err := turns.NewInstallCache(turns.InstallCacheConfig{Store: st, TTL: cfg.InstallCacheTTL, Now: d.Now})
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/turn/handler"
-	"github.com/commonly/runtime/shared/fallback"
+	"github.com/commonly/runtime/shared/engine/durableobject"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/pricing"
 	"github.com/commonly/runtime/shared/runs"
@@ -129,9 +129,12 @@ func newEnv(t *testing.T, o envOpts) *env {
 		t.Fatal(err)
 	}
 	if o.doURL != "" {
-		do := fallback.New(o.doURL, "do-secret-token", nil, prices, "deepseek-v4-flash", clk.Now, log)
-		if o.doTimeout > 0 {
-			do = do.WithTimeout(o.doTimeout)
+		do, err := durableobject.New(durableobject.Config{
+			BaseURL: o.doURL, Token: "do-secret-token", Prices: prices, DefaultModel: "deepseek-v4-flash",
+			Timeout: o.doTimeout, Now: clk.Now, Log: log,
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 		engines[turns.DurableObject] = do
 	}
