@@ -1,0 +1,251 @@
+package durableobject_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/commonly/runtime/shared/engine/durableobject"
+	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/pricing"
+	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/turns"
+)
+
+const token = "do-secret-token"
+
+// runtime is the Durable Object runtime's turn endpoint.
+type runtime struct {
+	mu     sync.Mutex
+	paths  []string
+	auth   []string
+	bodies []map[string]string
+	answer func(w http.ResponseWriter, r *http.Request)
+}
+
+func (f *runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body map[string]string
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	f.mu.Lock()
+	f.paths, f.auth, f.bodies = append(f.paths, r.URL.Path), append(f.auth, r.Header.Get("Authorization")), append(f.bodies, body)
+	answer := f.answer
+	f.mu.Unlock()
+	if answer != nil {
+		answer(w, r)
+		return
+	}
+	_, _ = w.Write([]byte(`{"finalMessage":"answer from the durable object","usage":{"model":"deepseek-v4-flash","promptTokens":1200,"cachedPromptTokens":1024,"completionTokens":80}}`))
+}
+
+type rig struct {
+	rt     *runtime
+	srv    *httptest.Server
+	engine *durableobject.Engine
+	logs   *bytes.Buffer
+	now    time.Time
+}
+
+func newRig(t *testing.T, mod func(*durableobject.Config)) *rig {
+	t.Helper()
+	r := &rig{rt: &runtime{}, logs: &bytes.Buffer{}, now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	r.srv = httptest.NewServer(r.rt)
+	t.Cleanup(r.srv.Close)
+	prices, err := pricing.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := durableobject.Config{
+		BaseURL: r.srv.URL + "/", Token: token, Prices: prices, DefaultModel: "deepseek-v4-flash",
+		Now: func() time.Time { return r.now }, Log: slog.New(slog.NewJSONHandler(r.logs, nil)),
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	if r.engine, err = durableobject.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func newRun() *runs.Run {
+	return &runs.Run{RunID: "run_1", UserID: "user-1", PodID: "pod-1", InstallID: "inst-1", AgentName: "helper",
+		InstanceID: "inst do/1", Message: "hello", Trigger: "user", Status: runs.StatusRunning, Steps: []runs.Step{}}
+}
+
+func (r *rig) run(ctx context.Context) (*runs.Run, turns.EngineResult) {
+	run := newRun()
+	res := r.engine.Run(ctx, turns.EngineTurn{Install: &turns.Install{InstallID: "inst-1"}, Run: run})
+	return run, res
+}
+
+func TestForwardsTheTurnAndPricesItsUsage(t *testing.T) {
+	r := newRig(t, nil)
+	run, res := r.run(context.Background())
+	if res.Refund || run.Status != runs.StatusSucceeded || run.FinalMessage != "answer from the durable object" || !run.PostedToPod {
+		t.Fatalf("run %s %q posted %v, refund %v", run.Status, run.FinalMessage, run.PostedToPod, res.Refund)
+	}
+	if r.rt.paths[0] != "/agents/helper/inst do/1/turns" || r.rt.auth[0] != "Bearer "+token {
+		t.Errorf("request path %q, auth %q", r.rt.paths[0], r.rt.auth[0])
+	}
+	want := map[string]string{"runId": "run_1", "userId": "user-1", "podId": "pod-1", "message": "hello", "trigger": "user"}
+	for k, v := range want {
+		if r.rt.bodies[0][k] != v {
+			t.Errorf("body %s = %q, want %q", k, r.rt.bodies[0][k], v)
+		}
+	}
+	if len(r.rt.bodies[0]) != len(want) {
+		t.Errorf("body = %v: nothing else is sent", r.rt.bodies[0])
+	}
+	if len(run.Steps) != 1 || run.Steps[0].Model != "deepseek-v4-flash" || run.Tokens.Prompt != 1200 || run.Tokens.CachedPrompt != 1024 ||
+		run.Tokens.Completion != 80 || run.CostMicros <= 0 || run.CostMicros != run.Cost.ModelMicros || run.Cost.PriceVersion == "" {
+		t.Errorf("accounting: steps %+v tokens %+v cost %d %+v", run.Steps, run.Tokens, run.CostMicros, run.Cost)
+	}
+}
+
+func TestAnswersWithoutUsageOrOverTheCap(t *testing.T) {
+	r := newRig(t, nil)
+	long := strings.Repeat("é", 40000)
+	r.rt.answer = func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"finalMessage": long})
+	}
+	run, res := r.run(context.Background())
+	if res.Refund || run.Status != runs.StatusSucceeded || run.CostMicros != 0 || len(run.Steps) != 0 {
+		t.Fatalf("run without usage: %s cost %d steps %d", run.Status, run.CostMicros, len(run.Steps))
+	}
+	if n := utf8.RuneCountInString(run.FinalMessage); n > 32000 || n < 31000 {
+		t.Errorf("final message of %d characters, want it cut to 32,000", n)
+	}
+}
+
+// fakePrices knows one model.
+type fakePrices struct{ known string }
+
+func (p fakePrices) ModelCost(model string, _ time.Time, u llm.Usage) (money.Micros, error) {
+	if model != p.known {
+		return 0, errors.New("no price")
+	}
+	return money.Micros(u.PromptTokens + u.CompletionTokens), nil
+}
+func (fakePrices) Version() string { return "test-1" }
+
+// A turn is never silently free: an unpriced model is priced as the
+// default, and when that fails too the run fails as config.
+func TestUnpricedModels(t *testing.T) {
+	r := newRig(t, func(c *durableobject.Config) { c.Prices, c.DefaultModel = fakePrices{"default"}, "default" })
+	run, _ := r.run(context.Background())
+	if run.Status != runs.StatusSucceeded || run.CostMicros != 1280 || run.Steps[0].Model != "deepseek-v4-flash" {
+		t.Fatalf("priced as the default: %s cost %d", run.Status, run.CostMicros)
+	}
+	if !strings.Contains(r.logs.String(), "priced as the default model") {
+		t.Errorf("the substitution is not logged: %s", r.logs.String())
+	}
+
+	r = newRig(t, func(c *durableobject.Config) { c.Prices, c.DefaultModel = fakePrices{"none"}, "default" })
+	run, res := r.run(context.Background())
+	if run.Status != runs.StatusFailed || run.ErrorKind != runs.ErrConfig || res.Refund {
+		t.Fatalf("unpriceable: %s %s refund %v", run.Status, run.ErrorKind, res.Refund)
+	}
+}
+
+func TestFailuresEndTheRunAndRefundIt(t *testing.T) {
+	cases := []struct {
+		name   string
+		answer func(w http.ResponseWriter, r *http.Request)
+		closed bool
+		msg    string
+		status int // logged with the failure
+	}{
+		{"status 500", func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(500)
+			_, _ = w.Write([]byte(`{"error":"do internal: secret stack trace"}`))
+		}, false, "the durable object runtime failed: durable object runtime: status 500", 500},
+		{"no answer in time", func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, false,
+			"the durable object runtime failed: durable object runtime: no answer within 50ms", 0},
+		{"malformed", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{"finalMessage":`)) }, false,
+			"the durable object runtime failed: durable object runtime: malformed response", 0},
+		{"unreachable", nil, true, "the durable object runtime failed: durable object runtime: unreachable", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, func(cfg *durableobject.Config) { cfg.Timeout = 50 * time.Millisecond })
+			r.rt.answer = c.answer
+			if c.closed {
+				r.srv.Close()
+			}
+			run, res := r.run(context.Background())
+			if run.Status != runs.StatusFailed || run.ErrorKind != runs.ErrFallback || run.ErrorMessage != c.msg || !res.Refund {
+				t.Fatalf("run %s %s %q refund %v, want fallback_error %q, refunded", run.Status, run.ErrorKind, run.ErrorMessage, res.Refund, c.msg)
+			}
+			if run.CompletedAt == nil || run.CostMicros != 0 {
+				t.Errorf("completed %v, cost %d", run.CompletedAt, run.CostMicros)
+			}
+			logs := r.logs.String()
+			if strings.Contains(run.ErrorMessage, "secret") || strings.Contains(logs, "secret stack trace") {
+				t.Error("the runtime's body leaked")
+			}
+			if c.status != 0 && !strings.Contains(logs, `"status":500`) {
+				t.Errorf("the status is not logged: %s", logs)
+			}
+			if c.closed && !strings.Contains(logs, `"cause"`) {
+				t.Errorf("the transport cause is not logged: %s", logs)
+			}
+		})
+	}
+}
+
+func TestCancelledTurnIsInterrupted(t *testing.T) {
+	r := newRig(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	r.rt.answer = func(_ http.ResponseWriter, req *http.Request) {
+		cancel()
+		<-req.Context().Done()
+	}
+	run, res := r.run(ctx)
+	if run.Status != runs.StatusInterrupted || run.ErrorKind != runs.ErrInterrupted || !res.Refund {
+		t.Fatalf("run %s %s refund %v", run.Status, run.ErrorKind, res.Refund)
+	}
+}
+
+func TestPathSegmentsCannotClimb(t *testing.T) {
+	r := newRig(t, nil)
+	run := newRun()
+	run.InstanceID = ".."
+	res := r.engine.Run(context.Background(), turns.EngineTurn{Run: run})
+	if run.ErrorKind != runs.ErrFallback || !res.Refund || len(r.rt.paths) != 0 {
+		t.Errorf("run %s %q, %d requests", run.ErrorKind, run.ErrorMessage, len(r.rt.paths))
+	}
+}
+
+func TestNewChecksItsConfig(t *testing.T) {
+	prices, err := pricing.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := durableobject.Config{BaseURL: "https://do.example", Token: "t", Prices: prices, DefaultModel: "deepseek-v4-flash"}
+	if _, err := durableobject.New(good); err != nil {
+		t.Fatal(err)
+	}
+	for name, mod := range map[string]func(*durableobject.Config){
+		"URL":     func(c *durableobject.Config) { c.BaseURL = "ftp://do" },
+		"token":   func(c *durableobject.Config) { c.Token = " " },
+		"pricer":  func(c *durableobject.Config) { c.Prices = nil },
+		"model":   func(c *durableobject.Config) { c.DefaultModel = "" },
+		"timeout": func(c *durableobject.Config) { c.Timeout = -time.Second },
+	} {
+		cfg := good
+		mod(&cfg)
+		if _, err := durableobject.New(cfg); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("bad %s: err = %v", name, err)
+		}
+	}
+}
