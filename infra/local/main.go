@@ -134,14 +134,14 @@ func localEnv(getenv func(string) string) map[string]string {
 }
 
 func modelLabel(cfg app.Config) string {
-	if cfg.LLMBaseURL == "" {
+	if cfg.LLMMode == app.LLMOffline {
 		return "offline model (no LLM_BASE_URL): deterministic, in-process"
 	}
 	return cfg.LLMModel + " at " + cfg.LLMBaseURL
 }
 
 func sandboxLabel(cfg app.Config) string {
-	if cfg.E2BAPIKey != "" {
+	if cfg.Sandbox == app.SandboxE2B {
 		return "E2B at " + cfg.E2BDomain
 	}
 	return "local bubblewrap sandbox (no E2B_API_KEY): no network, no environment, read-only root"

@@ -26,6 +26,22 @@ const (
 	DispatchInline = "inline"
 )
 
+// Model modes (Config.LLMMode).
+const (
+	// LLMLive calls LiteLLM at LLM_BASE_URL.
+	LLMLive = "live"
+	// LLMOffline answers with the in-process offline model.
+	LLMOffline = "offline"
+)
+
+// Sandboxes (Config.Sandbox).
+const (
+	// SandboxE2B runs code in E2B microVMs.
+	SandboxE2B = "e2b"
+	// SandboxLocal runs code in the local bubblewrap sandbox.
+	SandboxLocal = "local"
+)
+
 // Config is the turn function's configuration, read from the environment.
 type Config struct {
 	Tables          store.Tables
@@ -58,6 +74,40 @@ type Config struct {
 	E2BAPIURL     string
 	E2BSandboxURL string
 	E2BTemplate   string
+
+	// What this deployment runs, each decided here once (features) from
+	// the variables above; the wiring reads these and nothing else to
+	// turn a part on.
+	//
+	// LLMMode is LLMLive with LLM_BASE_URL, else LLMOffline.
+	LLMMode string
+	// Sandbox is SandboxE2B with E2B_API_KEY, else SandboxLocal.
+	Sandbox string
+	// PodTools (the Commonly backend's tools, and final answers posted to
+	// the pod) need COMMONLY_API_URL and BROKER_URL.
+	PodTools bool
+	// WebSearch needs SEARCH_API_KEY.
+	WebSearch bool
+	// GitHub, the connector, needs BROKER_URL for the user's tokens.
+	GitHub bool
+	// Fallback, the durable-object engine, needs DO_RUNTIME_URL.
+	Fallback bool
+}
+
+// features decides what the deployment runs from what is configured.
+func (c *Config) features() {
+	c.LLMMode = LLMOffline
+	if c.LLMBaseURL != "" {
+		c.LLMMode = LLMLive
+	}
+	c.Sandbox = SandboxLocal
+	if c.E2BAPIKey != "" {
+		c.Sandbox = SandboxE2B
+	}
+	c.PodTools = c.CommonlyAPIURL != "" && c.BrokerURL != ""
+	c.WebSearch = c.SearchAPIKey != ""
+	c.GitHub = c.BrokerURL != ""
+	c.Fallback = c.DORuntimeURL != ""
 }
 
 // LoadConfig reads the configuration through getenv (os.Getenv in main).
@@ -128,14 +178,17 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if c.LLMBaseURL != "" && c.LLMAPIKey == "" {
 		errs = append(errs, errors.New("LLM_BASE_URL is set but LLM_API_KEY is not"))
 	}
-	for name, u := range map[string]string{"DO_RUNTIME_URL": c.DORuntimeURL, "LLM_BASE_URL": c.LLMBaseURL, "BROKER_URL": c.BrokerURL,
-		"COMMONLY_API_URL": c.CommonlyAPIURL, "SEARCH_API_URL": c.SearchAPIURL, "GITHUB_API_URL": c.GitHubAPIURL,
-		"E2B_API_URL": c.E2BAPIURL, "E2B_SANDBOX_URL": c.E2BSandboxURL} {
-		if u == "" {
+	// In a fixed order, so that the joined message is the same every start.
+	for _, u := range []struct{ name, value string }{
+		{"DO_RUNTIME_URL", c.DORuntimeURL}, {"LLM_BASE_URL", c.LLMBaseURL}, {"BROKER_URL", c.BrokerURL},
+		{"COMMONLY_API_URL", c.CommonlyAPIURL}, {"SEARCH_API_URL", c.SearchAPIURL}, {"GITHUB_API_URL", c.GitHubAPIURL},
+		{"E2B_API_URL", c.E2BAPIURL}, {"E2B_SANDBOX_URL", c.E2BSandboxURL},
+	} {
+		if u.value == "" {
 			continue
 		}
-		if p, err := url.Parse(u); err != nil || !httpwire.IsHTTPURL(p) {
-			errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", name, u))
+		if p, err := url.Parse(u.value); err != nil || !httpwire.IsHTTPURL(p) {
+			errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", u.name, u.value))
 		}
 	}
 	if c.DORuntimeURL != "" && c.DORuntimeToken == "" {
@@ -146,5 +199,6 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	default:
 		errs = append(errs, fmt.Errorf("SEARCH_PROVIDER: %q is not exa or tavily", c.SearchProvider))
 	}
+	c.features()
 	return c, errors.Join(errs...)
 }

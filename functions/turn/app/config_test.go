@@ -50,6 +50,34 @@ func TestLoadConfig(t *testing.T) {
 			t.Errorf("%v: err = %v, want mention of %s", c.env, err, c.want)
 		}
 	}
+	if cfg.LLMMode != LLMOffline || cfg.Sandbox != SandboxLocal || cfg.PodTools || cfg.WebSearch || cfg.GitHub || cfg.Fallback {
+		t.Errorf("features with nothing configured: %+v", cfg)
+	}
+	cfg, err = LoadConfig(with("LLM_BASE_URL", "https://litellm.internal", "LLM_API_KEY", "k", "E2B_API_KEY", "e2b_k",
+		"BROKER_URL", "https://broker", "BROKER_TOKEN", "t", "SEARCH_API_KEY", "s", "DO_RUNTIME_URL", "https://do", "DO_RUNTIME_TOKEN", "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LLMMode != LLMLive || cfg.Sandbox != SandboxE2B || cfg.PodTools || !cfg.WebSearch || !cfg.GitHub || !cfg.Fallback {
+		t.Errorf("features: %+v", cfg)
+	}
+	if cfg, _ = LoadConfig(with("BROKER_URL", "https://broker", "COMMONLY_API_URL", "https://commonly")); !cfg.PodTools {
+		t.Error("pod tools off with both COMMONLY_API_URL and BROKER_URL")
+	}
+
+	// The URL problems come in one order, start after start.
+	urls := with("DO_RUNTIME_URL", "a", "DO_RUNTIME_TOKEN", "t", "LLM_BASE_URL", "b", "LLM_API_KEY", "k", "BROKER_URL", "c",
+		"COMMONLY_API_URL", "d", "SEARCH_API_URL", "e", "GITHUB_API_URL", "f", "E2B_API_URL", "g", "E2B_SANDBOX_URL", "h")
+	_, first := LoadConfig(urls)
+	for range 20 {
+		if _, err := LoadConfig(urls); err == nil || first == nil || err.Error() != first.Error() {
+			t.Fatalf("joined errors changed between starts:\n%v\n%v", first, err)
+		}
+	}
+	if first == nil || strings.Index(first.Error(), "DO_RUNTIME_URL") > strings.Index(first.Error(), "E2B_SANDBOX_URL") {
+		t.Errorf("URL errors out of order: %v", first)
+	}
+
 	// Every problem is reported at once.
 	_, err = LoadConfig(with("STATE_TABLE", "", "RUNS_TABLE", "", "HOSTED_ENGINE", "x"))
 	for _, want := range []string{"STATE_TABLE", "RUNS_TABLE", "HOSTED_ENGINE"} {
