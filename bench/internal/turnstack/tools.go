@@ -5,15 +5,15 @@ import (
 	"encoding/json"
 
 	"github.com/commonly/runtime/bench/internal/script"
-	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/shared/agent"
+	"github.com/commonly/runtime/shared/engine/native"
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/tools"
 )
 
 // SystemPrompt is the native engine's default system prompt for an
 // install, which the peer sends too so both sides' prompts match.
-func SystemPrompt(agentName string) string { return app.DefaultSystemPrompt(agentName) }
+func SystemPrompt(agentName string) string { return native.DefaultSystemPrompt(agentName) }
 
 // Noop is the benchmark's tool: it checks its arguments as every tool
 // does and answers ok. The peer's tool does the same.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/commonly/runtime/functions/turn/handler"
 	"github.com/commonly/runtime/shared/agent"
-	"github.com/commonly/runtime/shared/engine/durableobject"
 	"github.com/commonly/runtime/shared/metrics"
+	"github.com/commonly/runtime/shared/pricing"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/tools"
 	"github.com/commonly/runtime/shared/turns"
@@ -45,7 +45,10 @@ type Built struct {
 	Store   *store.Dynamo
 }
 
-// Build wires the turn function from its configuration.
+// Build wires the turn function from its configuration: config → clients
+// → engines → turn service and worker → handler. What runs is decided in
+// Config (LLMMode, Sandbox, PodTools, WebSearch, GitHub, Fallback); this
+// only builds it.
 func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	if d.Now == nil {
 		d.Now = time.Now
@@ -60,21 +63,15 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 		return nil, fmt.Errorf("build: a DynamoDB client is required")
 	}
 	st := store.New(d.Dynamo, cfg.Tables)
-
-	native, prices, err := buildNative(ctx, cfg, d, st)
+	prices, err := pricing.Load(cfg.PriceFile)
 	if err != nil {
-		return nil, fmt.Errorf("native engine: %w", err)
+		return nil, err
 	}
-	engines := map[turns.EngineName]turns.Engine{turns.Native: native}
-	if cfg.DORuntimeURL != "" {
-		do, err := durableobject.New(durableobject.Config{
-			BaseURL: cfg.DORuntimeURL, Token: cfg.DORuntimeToken, Prices: prices, DefaultModel: cfg.LLMModel,
-			HTTPClient: d.HTTP, Now: d.Now, Log: d.Log,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("durable object engine: %w", err)
-		}
-		engines[turns.DurableObject] = do
+	prices = prices.WithClock(d.Now)
+
+	engines, err := buildEngines(cfg, d, st, prices)
+	if err != nil {
+		return nil, err
 	}
 	installs, err := turns.NewInstallCache(turns.InstallCacheConfig{Store: st, TTL: cfg.InstallCacheTTL, Now: d.Now})
 	if err != nil {
@@ -84,7 +81,6 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-
 	var dispatcher turns.Dispatcher = turns.InlineDispatcher{Worker: worker}
 	if cfg.Dispatch == DispatchLambda {
 		if d.Lambda == nil {
@@ -94,7 +90,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	}
 	svc, err := turns.NewService(turns.ServiceConfig{
 		Store: st, Dispatcher: dispatcher, Limits: cfg.Limits, DefaultEngine: cfg.DefaultEngine,
-		FallbackConfigured: cfg.DORuntimeURL != "", Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
+		FallbackConfigured: cfg.Fallback, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
 	})
 	if err != nil {
 		return nil, err

@@ -84,6 +84,10 @@ func NewFactory(cfg Config) (*Factory, error) {
 	return &Factory{cfg: cfg, spec: spec(cfg)}, nil
 }
 
+// ProviderName names the sandbox provider, under which sandbox time is
+// priced.
+func (f *Factory) ProviderName() string { return f.cfg.Provider.Name() }
+
 // New returns the tool for one turn. The owner must Close it when the
 // turn ends.
 func (f *Factory) New() *Tool { return &Tool{cfg: f.cfg, spec: f.spec} }

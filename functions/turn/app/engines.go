@@ -1,0 +1,119 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/commonly/runtime/shared/agent"
+	"github.com/commonly/runtime/shared/engine/durableobject"
+	"github.com/commonly/runtime/shared/engine/native"
+	"github.com/commonly/runtime/shared/pricing"
+	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/tools"
+	"github.com/commonly/runtime/shared/tools/github"
+	"github.com/commonly/runtime/shared/tools/pod"
+	"github.com/commonly/runtime/shared/tools/runcode"
+	"github.com/commonly/runtime/shared/tools/search"
+	"github.com/commonly/runtime/shared/turns"
+)
+
+// buildEngines builds the deployment's engines: always the native one,
+// and the durable-object one when Config.Fallback says so.
+func buildEngines(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (map[turns.EngineName]turns.Engine, error) {
+	nat, err := nativeEngine(cfg, d, st, prices)
+	if err != nil {
+		return nil, fmt.Errorf("native engine: %w", err)
+	}
+	engines := map[turns.EngineName]turns.Engine{turns.Native: nat}
+	if cfg.Fallback {
+		do, err := durableobject.New(durableobject.Config{
+			BaseURL: cfg.DORuntimeURL, Token: cfg.DORuntimeToken, Prices: prices, DefaultModel: cfg.LLMModel,
+			HTTPClient: d.HTTP, Now: d.Now, Log: d.Log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("durable object engine: %w", err)
+		}
+		engines[turns.DurableObject] = do
+	}
+	return engines, nil
+}
+
+// nativeEngine wires the native loop: the model, the tools the
+// configuration turns on and the code sandbox. It refuses to start with a
+// model, search provider or sandbox that has no price: no turn is ever
+// silently free.
+func nativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (*native.Engine, error) {
+	model, modelName, err := modelClient(cfg, d, prices)
+	if err != nil {
+		return nil, err
+	}
+	brk, err := brokerClient(cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	ncfg := native.Config{Prices: prices, Connectors: map[string][]tools.Tool{}, Now: d.Now, Log: d.Log}
+	var poster agent.Poster = noPod{}
+	if cfg.PodTools {
+		pc, err := pod.New(pod.Config{BaseURL: cfg.CommonlyAPIURL, Tokens: brk, HTTPClient: d.HTTP, Now: d.Now})
+		if err != nil {
+			return nil, err
+		}
+		ncfg.Builtins = append(ncfg.Builtins, pc.Tools()...)
+		poster = pc
+	} else {
+		d.Log.Warn("pod tools off: COMMONLY_API_URL and BROKER_URL are both needed; final answers are not posted")
+	}
+	if cfg.WebSearch {
+		if err := prices.Search(cfg.SearchProvider); err != nil {
+			return nil, fmt.Errorf("SEARCH_PROVIDER %q: %w", cfg.SearchProvider, err)
+		}
+		ws, err := search.New(search.Config{Provider: cfg.SearchProvider, APIKey: cfg.SearchAPIKey, BaseURL: cfg.SearchAPIURL, HTTPClient: d.HTTP})
+		if err != nil {
+			return nil, err
+		}
+		ncfg.Builtins = append(ncfg.Builtins, ws)
+	} else {
+		d.Log.Warn("web search off: SEARCH_API_KEY is not set")
+	}
+	ncfg.Builtins = append(ncfg.Builtins, d.ExtraTools...)
+	if d.Poster != nil {
+		poster = d.Poster
+	}
+	if cfg.GitHub {
+		gh, err := github.New(github.Config{BaseURL: cfg.GitHubAPIURL, Tokens: brk, HTTPClient: d.HTTP})
+		if err != nil {
+			return nil, err
+		}
+		ncfg.Connectors[github.Connector] = gh.Tools()
+		ncfg.Checker = brk
+	}
+
+	provider, err := sandboxProvider(cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	if err := prices.Sandbox(provider.Name()); err != nil {
+		return nil, fmt.Errorf("sandbox %q: %w", provider.Name(), err)
+	}
+	if ncfg.Code, err = runcode.NewFactory(runcode.Config{Provider: provider, Ledger: st, Now: d.Now}); err != nil {
+		return nil, err
+	}
+	if ncfg.Loop, err = agent.New(agent.Config{
+		Model: model, Pricer: prices, Poster: poster, ModelName: modelName,
+		Limits:         agent.Limits{MaxCost: cfg.TurnMaxUSD},
+		SearchProvider: cfg.SearchProvider, SandboxProvider: provider.Name(),
+		Now: d.Now, Logger: d.Log,
+	}); err != nil {
+		return nil, err
+	}
+	return native.New(ncfg)
+}
+
+// noPod is the poster of a deployment without a pod backend: the answer
+// stays on the run (postedToPod false).
+type noPod struct{}
+
+func (noPod) Post(context.Context, tools.Env, string) error {
+	return errors.New("no pod backend configured (COMMONLY_API_URL)")
+}

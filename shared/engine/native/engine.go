@@ -1,0 +1,154 @@
+// Package native is the native engine: the turn adapter around the agent
+// loop (shared/agent). Per turn it offers the install's tools through the
+// gate, gives the turn its own commonly_run_code (one sandbox), runs the
+// loop with the install's prompt (or a default one) and model, and when
+// the turn ends, on every path, kills the sandbox and charges its life
+// outside its runs.
+package native
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/commonly/runtime/shared/agent"
+	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/tools"
+	"github.com/commonly/runtime/shared/tools/runcode"
+	"github.com/commonly/runtime/shared/turns"
+)
+
+// killTimeout bounds the sandbox kill at turn end.
+const killTimeout = 10 * time.Second
+
+// SandboxPricer prices a sandbox's time. *pricing.Table implements it.
+type SandboxPricer interface {
+	SandboxCost(provider string, millis int64) (money.Micros, error)
+}
+
+// Config configures the engine. Zero values are the documented defaults;
+// New refuses what the engine cannot run with.
+type Config struct {
+	// Loop runs the turns; required.
+	Loop *agent.Loop
+	// Code makes each turn's commonly_run_code (one sandbox per turn);
+	// required.
+	Code *runcode.Factory
+	// Prices prices the sandbox's idle time under the code factory's
+	// provider; required.
+	Prices SandboxPricer
+	// Builtins are offered to every turn the install allows them for;
+	// stateless, shared by every turn.
+	Builtins []tools.Tool
+	// Connectors are the tools each connector offers (e.g. github).
+	Connectors map[string][]tools.Tool
+	// Checker checks a user's connection to a connector; nil offers no
+	// connector tools (an install enabling one fails its turns as config).
+	Checker tools.ConnectionChecker
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Log gets a line when a sandbox cannot be killed or priced; nil
+	// means slog.Default().
+	Log *slog.Logger
+}
+
+// Engine is the native engine, a turns.Engine.
+type Engine struct {
+	cfg Config
+}
+
+var _ turns.Engine = (*Engine)(nil)
+
+// New checks cfg and fills its defaults.
+func New(cfg Config) (*Engine, error) {
+	var errs []error
+	if cfg.Loop == nil {
+		errs = append(errs, errors.New("native: a loop is required"))
+	}
+	if cfg.Code == nil {
+		errs = append(errs, errors.New("native: a code tool factory is required"))
+	}
+	if cfg.Prices == nil {
+		errs = append(errs, errors.New("native: a sandbox pricer is required"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Engine{cfg: cfg}, nil
+}
+
+// Run runs one turn: it offers the install's tools through the gate, runs
+// the loop, and kills the turn's sandbox on every path.
+func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult {
+	run, in := t.Run, t.Install
+	env := tools.Env{RunID: run.RunID, UserID: run.UserID, InstallID: run.InstallID, PodID: run.PodID, AgentName: run.AgentName}
+	code := e.cfg.Code.New()
+	defer func() {
+		// Detached from the turn's context, which may be cancelled: the
+		// sandbox is killed whatever ended the turn.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
+		defer cancel()
+		if err := code.Close(cctx); err != nil {
+			e.cfg.Log.WarnContext(ctx, "sandbox kill failed; the reaper will get it", "runId", run.RunID, "err", err)
+		}
+		e.chargeIdleSandbox(ctx, run, code.IdleMillis())
+	}()
+
+	catalog := tools.Catalog{Builtins: append(append([]tools.Tool{}, e.cfg.Builtins...), code), Connectors: e.cfg.Connectors}
+	set, err := tools.Offer(ctx, catalog, tools.Selection{UserID: run.UserID, Tools: in.Tools, Connectors: in.Connectors}, e.cfg.Checker)
+	if err != nil {
+		kind, msg := runs.ErrConfig, "the install's tools could not be offered: "+err.Error()
+		if errors.Is(err, tools.ErrConnectorCheck) {
+			msg = "the connector broker could not be reached"
+		}
+		run.End(runs.StatusFailed, kind, msg, e.cfg.Now())
+		return turns.EngineResult{Refund: true}
+	}
+
+	// An install's model is priced per call: an unpriced one fails the
+	// turn as config.
+	out := e.cfg.Loop.Run(ctx, agent.TurnInput{
+		Run: run, System: systemPrompt(in), Message: run.Message, Tools: set, Env: env, Model: in.Model, Checkpoint: t.Checkpoint,
+	})
+	return turns.EngineResult{Refund: out.Refund}
+}
+
+// chargeIdleSandbox adds the sandbox's life outside its runs to the run's
+// cost: providers bill a sandbox from create to kill, and each run priced
+// only its own time.
+func (e *Engine) chargeIdleSandbox(ctx context.Context, run *runs.Run, idleMillis int64) {
+	if idleMillis <= 0 {
+		return
+	}
+	cost, err := e.cfg.Prices.SandboxCost(e.cfg.Code.ProviderName(), idleMillis)
+	if err != nil {
+		// Checked at start, so this is a bug: say so rather than drop it.
+		e.cfg.Log.WarnContext(ctx, "idle sandbox time could not be priced", "runId", run.RunID, "err", err)
+		return
+	}
+	run.AddCost(runs.Cost{SandboxMicros: cost})
+}
+
+// systemPrompt is the install's prompt, or a short default that tells the
+// model where it is. It carries no credential and no user data.
+func systemPrompt(in *turns.Install) string {
+	if in.SystemPrompt != "" {
+		return in.SystemPrompt
+	}
+	return DefaultSystemPrompt(in.AgentName)
+}
+
+// DefaultSystemPrompt is the prompt of an install that sets none.
+func DefaultSystemPrompt(agentName string) string {
+	return fmt.Sprintf("You are %s, an AI agent in a Commonly pod, working beside people. "+
+		"Answer concisely. Use the tools you are offered when they help; your final answer is posted to the pod.", agentName)
+}
