@@ -1,0 +1,124 @@
+package turns_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/commonly/runtime/shared/turns"
+)
+
+func TestPutInstall(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	ctx := context.Background()
+	req := turns.InstallRequest{UserID: "user-1", PodID: "pod-1", AgentName: "helper"}
+	in, created, err := r.svc.PutInstall(ctx, admin, "inst-1", req)
+	if err != nil || !created || in.Engine != turns.Native || in.InstanceID != "inst-1" || in.Tools != nil {
+		t.Fatalf("create: %+v created %v, %v", in, created, err)
+	}
+	none := []string{}
+	req.Tools, req.Model = &none, ptr("deepseek-v4-pro")
+	in, created, err = r.svc.PutInstall(ctx, admin, "inst-1", req)
+	if err != nil || created || in.Tools == nil || len(*in.Tools) != 0 || in.Model != "deepseek-v4-pro" {
+		t.Fatalf("update: %+v created %v, %v", in, created, err)
+	}
+	stored, _, err := r.st.GetInstallAndPlan(ctx, "inst-1", "user-1")
+	if err != nil || stored.Tools == nil || len(*stored.Tools) != 0 {
+		t.Errorf("no tools must survive the store: %+v, %v", stored, err)
+	}
+
+	for _, c := range []struct {
+		name  string
+		c     turns.Caller
+		id    string
+		mod   func(*turns.InstallRequest)
+		want  error
+		field string
+	}{
+		{"a user", user, "inst-2", nil, turns.ErrForbidden, ""},
+		{"no identity", turns.Caller{}, "inst-2", nil, turns.ErrUnauthenticated, ""},
+		{"bad install id", admin, "a#b", nil, turns.ErrInvalid, "installId"},
+		{"no pod", admin, "inst-2", func(q *turns.InstallRequest) { q.PodID = "" }, turns.ErrInvalid, "podId"},
+		{"another owner", admin, "inst-1", func(q *turns.InstallRequest) { q.UserID = "user-2" }, turns.ErrInvalid, "userId"},
+		{"bad engine", admin, "inst-2", func(q *turns.InstallRequest) { q.Engine = ptr("lambda") }, turns.ErrInvalid, "engine"},
+		{"bad tool name", admin, "inst-2", func(q *turns.InstallRequest) { q.Tools = &[]string{"a b"} }, turns.ErrInvalid, "tools"},
+		{"too many tools", admin, "inst-2", func(q *turns.InstallRequest) { q.Tools = ptr(make([]string, turns.MaxToolsListed+1)) }, turns.ErrInvalid, "tools"},
+		{"long prompt", admin, "inst-2", func(q *turns.InstallRequest) {
+			q.SystemPrompt = ptr(strings.Repeat("é", turns.MaxSystemPromptChars+1))
+		}, turns.ErrInvalid, "systemPrompt"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := turns.InstallRequest{UserID: "user-1", PodID: "pod-1", AgentName: "helper"}
+			if c.mod != nil {
+				c.mod(&q)
+			}
+			_, _, err := r.svc.PutInstall(ctx, c.c, c.id, q)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+			if inv, ok := errors.AsType[*turns.InvalidError](err); c.field != "" && (!ok || inv.Field != c.field) {
+				t.Errorf("field of %v, want %s", err, c.field)
+			}
+		})
+	}
+}
+
+// While a migration is in progress the engine being left serves; done
+// switches; rolled back returns to the origin, even after done.
+func TestMigrate(t *testing.T) {
+	r := newRig(t, rigOpts{fallback: true})
+	r.install(t, "inst-1", "user-1", turns.InstallRequest{Engine: ptr("durable-object")})
+	ctx := context.Background()
+	for _, step := range []struct {
+		state string
+		want  turns.EngineName
+	}{
+		{"in-progress", turns.DurableObject}, {"done", turns.Native}, {"rolled-back", turns.DurableObject},
+	} {
+		in, err := r.svc.Migrate(ctx, admin, "inst-1", turns.MigrationRequest{To: "native", State: step.state})
+		if err != nil {
+			t.Fatalf("%s: %v", step.state, err)
+		}
+		if got := r.svc.EffectiveEngine(in); got != step.want {
+			t.Errorf("%s: engine in effect %s, want %s", step.state, got, step.want)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		c    turns.Caller
+		id   string
+		req  turns.MigrationRequest
+		want error
+	}{
+		{"a user", user, "inst-1", turns.MigrationRequest{To: "native", State: "done"}, turns.ErrForbidden},
+		{"bad target", admin, "inst-1", turns.MigrationRequest{To: "lambda", State: "done"}, turns.ErrInvalid},
+		{"bad state", admin, "inst-1", turns.MigrationRequest{To: "native", State: "paused"}, turns.ErrInvalid},
+		{"unknown install", admin, "nope", turns.MigrationRequest{To: "native", State: "done"}, turns.ErrNotFound},
+		{"already there", admin, "inst-1", turns.MigrationRequest{To: "durable-object", State: "in-progress"}, turns.ErrInvalid},
+	} {
+		if _, err := r.svc.Migrate(ctx, c.c, c.id, c.req); !errors.Is(err, c.want) {
+			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
+		}
+	}
+}
+
+func TestSetPlan(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	ctx := context.Background()
+	if p, err := r.svc.SetPlan(ctx, admin, "user-1", "pro"); err != nil || p != turns.PlanPro {
+		t.Fatalf("set: %v %v", p, err)
+	}
+	if u := r.usage(t, user); u.Plan != turns.PlanPro || u.TurnsLimit != 200 {
+		t.Errorf("usage = %+v", u)
+	}
+	if _, err := r.svc.SetPlan(ctx, user, "user-1", "pro"); !errors.Is(err, turns.ErrForbidden) {
+		t.Errorf("a user setting plans: %v", err)
+	}
+	if _, err := r.svc.SetPlan(ctx, admin, "user-1", "gold"); !errors.Is(err, turns.ErrInvalid) {
+		t.Errorf("unknown plan: %v", err)
+	}
+	if _, err := r.svc.SetPlan(ctx, admin, "a#b", "pro"); !errors.Is(err, turns.ErrInvalid) {
+		t.Errorf("bad user id: %v", err)
+	}
+}

@@ -1,0 +1,180 @@
+package turns_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/turns"
+)
+
+// queue keeps dispatched runs for the test to execute, as Lambda's
+// asynchronous invoke would.
+type queue struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (q *queue) Dispatch(_ context.Context, run *runs.Run) (*runs.Run, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ids = append(q.ids, run.RunID)
+	return nil, nil
+}
+
+// queued submits a turn that waits in q.
+func queued(t *testing.T, o rigOpts) (*rig, string) {
+	t.Helper()
+	q := &queue{}
+	o.dispatcher = func(*turns.Worker) turns.Dispatcher { return q }
+	r := newRig(t, o)
+	r.install(t, "inst-1", "user-1", turns.InstallRequest{})
+	sub, err := r.submit(user, "inst-1", "hi", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.Run.Status != runs.StatusQueued || len(q.ids) != 1 {
+		t.Fatalf("submitted %s, %d dispatched", sub.Run.Status, len(q.ids))
+	}
+	return r, q.ids[0]
+}
+
+// A retried dispatch never runs a turn twice.
+func TestExecuteClaimsOnce(t *testing.T) {
+	r, id := queued(t, rigOpts{})
+	for range 2 {
+		run, err := r.worker.Execute(context.Background(), id)
+		if err != nil || run.Status != runs.StatusSucceeded {
+			t.Fatalf("execute: %+v, %v", run, err)
+		}
+	}
+	if r.native.count() != 1 {
+		t.Errorf("the turn ran %d times", r.native.count())
+	}
+	if _, err := r.worker.Execute(context.Background(), "run_unknown"); err == nil {
+		t.Error("executing an unknown run succeeded")
+	}
+	if emf := r.emf.String(); !strings.Contains(emf, `"Turns":1`) || !strings.Contains(emf, `"Status":"succeeded"`) {
+		t.Errorf("finished turns are not counted: %s", emf)
+	}
+}
+
+// A worker that died mid-turn leaves its run running; a later dispatch
+// closes it as interrupted, and gives the turn back, once it is stale.
+func TestStaleRunIsClosedByALaterDispatch(t *testing.T) {
+	r, id := queued(t, rigOpts{})
+	if _, err := r.st.ClaimRun(context.Background(), id, r.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(turns.DefaultStaleAfter)
+	if run, err := r.worker.Execute(context.Background(), id); err != nil || run.Status != runs.StatusRunning {
+		t.Fatalf("within the turn's lifetime: %+v, %v", run, err)
+	}
+	r.clock.Advance(time.Second)
+	if _, err := r.worker.Execute(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	run, err := r.svc.GetRun(context.Background(), user, id)
+	if err != nil || run.Status != runs.StatusInterrupted || run.ErrorKind != runs.ErrInterrupted || !run.Refunded {
+		t.Fatalf("stale run = %+v, %v", run, err)
+	}
+	if r.native.count() != 0 || r.usage(t, user).TurnsUsed != 0 {
+		t.Errorf("ran %d times, %d turns counted", r.native.count(), r.usage(t, user).TurnsUsed)
+	}
+}
+
+// Every path ends in a final, written run.
+func TestEveryPathEndsFinal(t *testing.T) {
+	cases := []struct {
+		name     string
+		run      func(cancel context.CancelFunc) func(turns.EngineTurn) turns.EngineResult
+		engines  bool // the deployment has no engine for the run
+		status   runs.Status
+		kind     runs.ErrorKind
+		refunded bool
+	}{
+		{"engine panics", func(context.CancelFunc) func(turns.EngineTurn) turns.EngineResult {
+			return func(turns.EngineTurn) turns.EngineResult { panic("engine bug") }
+		}, false, runs.StatusFailed, runs.ErrUnknown, false},
+		{"engine leaves the run running", func(context.CancelFunc) func(turns.EngineTurn) turns.EngineResult {
+			return func(turns.EngineTurn) turns.EngineResult { return turns.EngineResult{} }
+		}, false, runs.StatusFailed, runs.ErrUnknown, false},
+		{"cancelled mid-turn", func(cancel context.CancelFunc) func(turns.EngineTurn) turns.EngineResult {
+			return func(turns.EngineTurn) turns.EngineResult { cancel(); return turns.EngineResult{} }
+		}, false, runs.StatusInterrupted, runs.ErrInterrupted, false},
+		{"infrastructure failure", func(context.CancelFunc) func(turns.EngineTurn) turns.EngineResult {
+			return func(t turns.EngineTurn) turns.EngineResult {
+				t.Run.End(runs.StatusFailed, runs.ErrSandbox, "sandbox lost", *t.Run.StartedAt)
+				return turns.EngineResult{Refund: true}
+			}
+		}, false, runs.StatusFailed, runs.ErrSandbox, true},
+		{"engine not configured", nil, true, runs.StatusFailed, runs.ErrConfig, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := rigOpts{}
+			if c.engines {
+				o.engines = map[turns.EngineName]turns.Engine{}
+			}
+			r, id := queued(t, o)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if c.run != nil {
+				r.native.run = c.run(cancel)
+			}
+			if _, err := r.worker.Execute(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			run, err := r.svc.GetRun(context.Background(), user, id)
+			if err != nil || run.Status != c.status || run.ErrorKind != c.kind || run.Refunded != c.refunded || run.CompletedAt == nil {
+				t.Fatalf("run = %s %s refunded %v (%v), want %s %s refunded %v", run.Status, run.ErrorKind, run.Refunded, err, c.status, c.kind, c.refunded)
+			}
+			want := int64(1)
+			if c.refunded {
+				want = 0
+			}
+			if u := r.usage(t, user); u.TurnsUsed != want {
+				t.Errorf("turns used %d, want %d", u.TurnsUsed, want)
+			}
+		})
+	}
+}
+
+// unreadableInstall fails install reads after the admission.
+type unreadableInstall struct {
+	turns.Store
+	fail bool
+}
+
+func (s *unreadableInstall) GetInstall(ctx context.Context, id string) (*turns.Install, error) {
+	if s.fail {
+		return nil, errors.New("dial tcp: connection refused")
+	}
+	return s.Store.GetInstall(ctx, id)
+}
+
+func TestUnreadableInstallFailsAsConfigAndRefunds(t *testing.T) {
+	st := &unreadableInstall{}
+	r, id := queued(t, rigOpts{storeWrap: func(s turns.Store) turns.Store { st.Store = s; return st }})
+	st.fail = true
+	if _, err := r.worker.Execute(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	run, err := r.svc.GetRun(context.Background(), user, id)
+	if err != nil || run.Status != runs.StatusFailed || run.ErrorKind != runs.ErrConfig || !run.Refunded || r.native.count() != 0 {
+		t.Fatalf("run = %+v, %v", run, err)
+	}
+}
+
+func TestNewWorkerChecksItsConfig(t *testing.T) {
+	_, err := turns.NewWorker(turns.WorkerConfig{Engines: map[turns.EngineName]turns.Engine{"lambda": &engine{}, turns.Native: nil}})
+	for _, want := range []string{"store", `"lambda"`, "native is nil"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to name %s", err, want)
+		}
+	}
+}
