@@ -13,7 +13,7 @@ import (
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
-	"github.com/commonly/runtime/shared/sandbox/e2btest"
+	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 )
 
 const pythonBlock = "what is 6*7?\n```python\nprint(6*7)\n```"

@@ -13,7 +13,7 @@ import (
 
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
-	"github.com/commonly/runtime/shared/sandbox/e2btest"
+	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

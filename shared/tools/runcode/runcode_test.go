@@ -13,7 +13,7 @@ import (
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
-	"github.com/commonly/runtime/shared/sandbox/e2btest"
+	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 	"github.com/commonly/runtime/shared/tools"
 	"github.com/commonly/runtime/shared/tools/runcode"
 )
