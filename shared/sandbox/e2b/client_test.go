@@ -366,7 +366,8 @@ func TestExecute(t *testing.T) {
 	}
 	f.OnExecute(func(id, lang, code string, w *e2btest.StreamWriter) {
 		w.Stdout("hello ")
-		w.Busy(20 * time.Millisecond) // keepalives only
+		w.Keepalive() // silence in the code: keepalives only
+		w.Keepalive()
 		w.Raw(`{"type": "new_kind_of_line"}`)
 		w.Stdout("wörld\n")
 		w.Stderr("careful\n")
@@ -491,7 +492,8 @@ func TestExecuteDeadlineInterruptsTheKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.OnExecute(func(_, _, _ string, w *e2btest.StreamWriter) { w.Stdout("working\n"); w.Hang() })
+	hung := make(chan struct{})
+	f.OnExecute(func(_, _, _ string, w *e2btest.StreamWriter) { w.Stdout("working\n"); w.Hang(); close(hung) })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -502,7 +504,10 @@ func TestExecuteDeadlineInterruptsTheKernel(t *testing.T) {
 	if got.Stdout != "working\n" {
 		t.Errorf("partial stdout = %q", got.Stdout)
 	}
-	waitFor(t, func() bool { return len(f.Interrupts()) == 1 && f.Interrupts()[0] == s.ID() })
+	<-hung // the fake has seen the client go
+	if got := f.Interrupts(); len(got) != 1 || got[0] != s.ID() {
+		t.Errorf("interrupts = %v, want the kernel of %s", got, s.ID())
+	}
 
 	// The kernel was interrupted, not the sandbox: the next run works.
 	f.OnExecute(func(_, _, _ string, w *e2btest.StreamWriter) { w.Stdout("again") })
@@ -523,17 +528,6 @@ func TestExecuteCancelledIsNeitherTimeoutNorLoss(t *testing.T) {
 	_, err = s.Execute(ctx, sandbox.Python, "1")
 	if !errors.Is(err, context.Canceled) || errors.Is(err, sandbox.ErrTimeout) || errors.Is(err, sandbox.ErrLost) {
 		t.Fatalf("err = %v, want context.Canceled only", err)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -293,10 +293,12 @@ func TestArgumentRejections(t *testing.T) {
 
 func TestRunDeadline(t *testing.T) {
 	h := newHarness(t, func(c *runcode.Config) { c.RunTimeout = 150 * time.Millisecond })
+	hung := make(chan struct{})
 	h.fake.OnExecute(func(_, _, code string, w *e2btest.StreamWriter) {
 		if code == "loop" {
 			w.Stdout("progress 1\n")
 			w.Hang()
+			close(hung)
 			return
 		}
 		w.Stdout("fine")
@@ -314,10 +316,7 @@ func TestRunDeadline(t *testing.T) {
 		t.Errorf("CodeRun %+v, SandboxMillis %d", r.CodeRun, r.Usage.SandboxMillis)
 	}
 	id := r.CodeRun.SandboxID
-	deadline := time.Now().Add(5 * time.Second)
-	for len(h.fake.Interrupts()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	<-hung // the fake has seen the client go
 	if got := h.fake.Interrupts(); !reflect.DeepEqual(got, []string{id}) {
 		t.Errorf("interrupts = %v, want the kernel of %s interrupted", got, id)
 	}
@@ -476,9 +475,16 @@ func TestCancelledTurnIsNotASandboxFailure(t *testing.T) {
 	}
 }
 
+// withClock runs the tool on a manual clock that the test and the fake's
+// executions advance, instead of real time.
+func withClock(clock *e2btest.Clock) func(*runcode.Config) {
+	return func(c *runcode.Config) { c.Now = clock.Now }
+}
+
 func TestSandboxMillisIsTheRunsWallTime(t *testing.T) {
-	h := newHarness(t, nil)
-	h.fake.OnExecute(func(_, _, _ string, w *e2btest.StreamWriter) { w.Busy(60 * time.Millisecond); w.Stdout("ok") })
+	clock := e2btest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
+	h := newHarness(t, withClock(clock))
+	h.fake.OnExecute(func(_, _, _ string, w *e2btest.StreamWriter) { clock.Advance(60 * time.Millisecond); w.Stdout("ok") })
 	r := h.call(t, "python", "1")
 	output(t, r)
 	if r.Usage.SandboxMillis < 60 || r.CodeRun.DurationMs != r.Usage.SandboxMillis {
@@ -487,11 +493,12 @@ func TestSandboxMillisIsTheRunsWallTime(t *testing.T) {
 }
 
 func TestIdleMillisCoversTheSandboxLifeBeyondItsRuns(t *testing.T) {
-	h := newHarness(t, nil)
-	h.fake.OnExecute(func(_, _, _ string, w *e2btest.StreamWriter) { w.Busy(20 * time.Millisecond); w.Stdout("ok") })
+	clock := e2btest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
+	h := newHarness(t, withClock(clock))
+	h.fake.OnExecute(func(_, _, _ string, w *e2btest.StreamWriter) { clock.Advance(20 * time.Millisecond); w.Stdout("ok") })
 	r := h.call(t, "python", "1")
 	output(t, r)
-	time.Sleep(50 * time.Millisecond) // the sandbox idles between runs and before the turn ends
+	clock.Advance(50 * time.Millisecond) // the sandbox idles between runs and before the turn ends
 	if got := h.tool.IdleMillis(); got != 0 {
 		t.Fatalf("IdleMillis before Close = %d", got)
 	}
