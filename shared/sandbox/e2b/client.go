@@ -1,5 +1,5 @@
 // Package e2b is a small client of the public E2B API (there is no official
-// Go SDK): the control plane (create, get, list, kill, timeout) and the
+// Go SDK): the control plane (create, list, kill, timeout) and the
 // code interpreter's /execute stream. It implements sandbox.Provider with
 // the settings a turn needs and cannot be talked out of: no internet, no
 // environment variables, a 180 s lifetime.

@@ -51,26 +51,6 @@ type ListedSandbox struct {
 	EnvdVersion string            `json:"envdVersion"`
 }
 
-// SandboxDetail is the answer to get.
-type SandboxDetail struct {
-	ListedSandbox
-	EnvdAccessToken     string   `json:"envdAccessToken,omitempty"`
-	AllowInternetAccess *bool    `json:"allowInternetAccess"`
-	Domain              *string  `json:"domain"`
-	Network             *Network `json:"network,omitempty"`
-	Lifecycle           *struct {
-		AutoResume bool   `json:"autoResume"`
-		OnTimeout  string `json:"onTimeout"`
-	} `json:"lifecycle,omitempty"`
-}
-
-// Network is the sandbox's network policy.
-type Network struct {
-	AllowPublicTraffic *bool    `json:"allowPublicTraffic,omitempty"`
-	AllowOut           []string `json:"allowOut,omitempty"`
-	DenyOut            []string `json:"denyOut,omitempty"`
-}
-
 // newSandbox is the create body. Every field that closes the sandbox is
 // set here, without omitempty, so that no caller can reopen it: the API
 // defaults (15 s TTL, internet on for SDK users) are all wrong for us.
@@ -124,13 +104,6 @@ func (c *Client) CreateSandbox(ctx context.Context, metadata map[string]string) 
 			return Sandbox{}, fmt.Errorf("e2b: create sandbox: %w (after %v)", werr, err)
 		}
 	}
-}
-
-// Get returns a sandbox's detail; errors.Is(err, ErrNotFound) when gone.
-func (c *Client) Get(ctx context.Context, sandboxID string) (SandboxDetail, error) {
-	var d SandboxDetail
-	_, err := c.call(ctx, "get sandbox", http.MethodGet, "/sandboxes/"+url.PathEscape(sandboxID), nil, &d, http.StatusOK)
-	return d, err
 }
 
 // Kill destroys a sandbox. A sandbox that is already gone is success: the

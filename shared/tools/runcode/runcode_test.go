@@ -60,7 +60,6 @@ type harness struct {
 func newHarness(t *testing.T, mod func(*runcode.Config)) *harness {
 	t.Helper()
 	f := e2btest.Start(t)
-	f.SetKeepalive(5 * time.Millisecond)
 	c, err := e2b.New(f.ClientConfig())
 	if err != nil {
 		t.Fatal(err)

@@ -16,9 +16,9 @@ import (
 
 const (
 	defaultTimeout = 15 // seconds: the API's default, not the SDKs' 300
-	codeTemplate   = "code-interpreter-v1"
 	envdVersion    = "0.2.0"
 	maxBody        = 1 << 20
+	stateRunning   = "running"
 )
 
 // fakeSandbox is one sandbox. Guarded by Fake.mu.
@@ -31,30 +31,20 @@ type fakeSandbox struct {
 	metadata      map[string]string
 	envVars       map[string]string
 	allowInternet *bool
-	network       map[string]any
 	secure        bool
 	envdToken     string
 	trafficToken  *string
-	autoPause     bool
-	state         string // running | paused
 	executions    int
 	// dead is closed when the sandbox dies, cutting its streams.
 	dead chan struct{}
-	// kernel is held by the execution in progress: the interpreter runs
-	// one execution of a context at a time and queues the others.
-	kernel chan struct{}
 }
 
-// sweep applies expiry at the current clock: at endAt a sandbox is killed,
-// or paused when it asked for autoPause. Caller holds f.mu.
+// sweep kills the sandboxes whose end has come by the current clock.
+// Caller holds f.mu.
 func (f *Fake) sweep() {
 	now := f.now()
 	for id, s := range f.sandboxes {
-		if s.state == "running" && !now.Before(s.endAt) {
-			if s.autoPause {
-				s.state = "paused"
-				continue
-			}
+		if !now.Before(s.endAt) {
 			f.remove(id)
 		}
 	}
@@ -87,11 +77,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // authorized checks X-API-Key, answering 401 when it is wrong.
-func (f *Fake) authorized(w http.ResponseWriter, r *http.Request) bool {
-	f.mu.Lock()
-	key := f.apiKey
-	f.mu.Unlock()
-	if got := r.Header.Get("X-API-Key"); got == "" || got != key {
+func authorized(w http.ResponseWriter, r *http.Request) bool {
+	if r.Header.Get("X-API-Key") != DefaultAPIKey {
 		apiError(w, http.StatusUnauthorized, "", "Invalid API key, it must start with 'e2b_' prefix")
 		return false
 	}
@@ -102,7 +89,6 @@ func (f *Fake) authorized(w http.ResponseWriter, r *http.Request) bool {
 type newSandboxBody struct {
 	TemplateID          string            `json:"templateID"`
 	Timeout             *int64            `json:"timeout"`
-	AutoPause           *bool             `json:"autoPause"`
 	Secure              *bool             `json:"secure"`
 	AllowInternetAccess *bool             `json:"allow_internet_access"`
 	Network             map[string]any    `json:"network"`
@@ -114,15 +100,14 @@ func (f *Fake) create(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	call := CreateCall{}
 	_ = json.Unmarshal(raw, &call.Body)
-	status, id := f.doCreate(w, r, raw)
-	call.Status, call.SandboxID = status, id
+	call.Status, call.SandboxID = f.doCreate(w, r, raw)
 	f.mu.Lock()
 	f.creates = append(f.creates, call)
 	f.mu.Unlock()
 }
 
 func (f *Fake) doCreate(w http.ResponseWriter, r *http.Request, raw []byte) (int, string) {
-	if !f.authorized(w, r) {
+	if !authorized(w, r) {
 		return http.StatusUnauthorized, ""
 	}
 	f.mu.Lock()
@@ -136,8 +121,7 @@ func (f *Fake) doCreate(w http.ResponseWriter, r *http.Request, raw []byte) (int
 	f.mu.Unlock()
 
 	var in newSandboxBody
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&in); err != nil {
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&in); err != nil {
 		apiError(w, http.StatusBadRequest, "", "Error when parsing request: "+err.Error())
 		return http.StatusBadRequest, ""
 	}
@@ -176,12 +160,8 @@ func (f *Fake) doCreate(w http.ResponseWriter, r *http.Request, raw []byte) (int
 		metadata:      metadata,
 		envVars:       in.EnvVars,
 		allowInternet: in.AllowInternetAccess,
-		network:       in.Network,
 		secure:        in.Secure != nil && *in.Secure,
-		autoPause:     in.AutoPause != nil && *in.AutoPause,
-		state:         "running",
 		dead:          make(chan struct{}),
-		kernel:        make(chan struct{}, 1),
 	}
 	if s.secure {
 		s.envdToken = randomToken()
@@ -194,15 +174,8 @@ func (f *Fake) doCreate(w http.ResponseWriter, r *http.Request, raw []byte) (int
 	f.sandboxes[s.id] = s
 
 	out := map[string]any{
-		"templateID":         s.templateID,
-		"sandboxID":          s.id,
-		"clientID":           "fakeclient",
-		"envdVersion":        envdVersion,
-		"trafficAccessToken": s.trafficToken,
-		"domain":             f.domain,
-	}
-	if s.templateID == codeTemplate {
-		out["alias"] = codeTemplate
+		"templateID": s.templateID, "sandboxID": s.id, "clientID": "fakeclient", "envdVersion": envdVersion,
+		"trafficAccessToken": s.trafficToken, "domain": f.domain,
 	}
 	if s.secure {
 		out["envdAccessToken"] = s.envdToken
@@ -211,59 +184,12 @@ func (f *Fake) doCreate(w http.ResponseWriter, r *http.Request, raw []byte) (int
 	return http.StatusCreated, s.id
 }
 
-// listed is the ListedSandbox of s. Caller holds f.mu.
-func (f *Fake) listed(s *fakeSandbox) map[string]any {
-	m := map[string]any{
-		"templateID":   s.templateID,
-		"sandboxID":    s.id,
-		"clientID":     "fakeclient",
-		"startedAt":    s.startedAt.UTC().Format(time.RFC3339Nano),
-		"endAt":        s.endAt.UTC().Format(time.RFC3339Nano),
-		"cpuCount":     2,
-		"memoryMB":     512,
-		"diskSizeMB":   0,
-		"metadata":     s.metadata,
-		"state":        s.state,
-		"envdVersion":  envdVersion,
-		"volumeMounts": []any{},
-	}
-	if s.templateID == codeTemplate {
-		m["alias"] = codeTemplate
-	}
-	return m
-}
-
-func (f *Fake) get(w http.ResponseWriter, r *http.Request) {
-	if !f.authorized(w, r) {
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.sweep()
-	s, ok := f.sandboxes[r.PathValue("id")]
-	if !ok {
-		notFound(w, r.PathValue("id"))
-		return
-	}
-	m := f.listed(s)
-	m["envdAccessToken"] = s.envdToken
-	m["allowInternetAccess"] = s.allowInternet
-	m["domain"] = f.domain
-	m["network"] = s.network
-	onTimeout := "kill"
-	if s.autoPause {
-		onTimeout = "pause"
-	}
-	m["lifecycle"] = map[string]any{"autoResume": false, "onTimeout": onTimeout}
-	writeJSON(w, http.StatusOK, m)
-}
-
 func notFound(w http.ResponseWriter, id string) {
 	apiError(w, http.StatusNotFound, "", fmt.Sprintf("sandbox %q doesn't exist or you don't have access to it", id))
 }
 
 func (f *Fake) kill(w http.ResponseWriter, r *http.Request) {
-	if !f.authorized(w, r) {
+	if !authorized(w, r) {
 		return
 	}
 	id := r.PathValue("id")
@@ -279,7 +205,7 @@ func (f *Fake) kill(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Fake) setTimeout(w http.ResponseWriter, r *http.Request) {
-	if !f.authorized(w, r) {
+	if !authorized(w, r) {
 		return
 	}
 	var in struct {
@@ -304,11 +230,19 @@ func (f *Fake) setTimeout(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// list serves the v2 list. Every sandbox of the fake is running (none
+// pauses); filters it does not model are refused rather than ignored.
 func (f *Fake) list(w http.ResponseWriter, r *http.Request) {
-	if !f.authorized(w, r) {
+	if !authorized(w, r) {
 		return
 	}
 	q := r.URL.Query()
+	for _, p := range []string{"startedAfter", "template"} {
+		if q.Has(p) {
+			apiError(w, http.StatusBadRequest, "", "the fake does not model "+p)
+			return
+		}
+	}
 	var want url.Values
 	if m := q.Get("metadata"); m != "" {
 		var err error
@@ -317,15 +251,15 @@ func (f *Fake) list(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	states := map[string]bool{"running": true, "paused": true}
+	running := true
 	if s := q.Get("state"); s != "" {
-		states = map[string]bool{}
+		running = false
 		for st := range strings.SplitSeq(s, ",") {
 			if st != "running" && st != "paused" {
 				apiError(w, http.StatusBadRequest, "", fmt.Sprintf("invalid state %q", st))
 				return
 			}
-			states[st] = true
+			running = running || st == stateRunning
 		}
 	}
 	order := q.Get("order")
@@ -345,32 +279,20 @@ func (f *Fake) list(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	var after time.Time
-	if s := q.Get("startedAfter"); s != "" {
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			apiError(w, http.StatusBadRequest, "", "invalid startedAfter")
-			return
-		}
-		after = t
-	}
 	offset, ok := decodeToken(q.Get("nextToken"))
 	if !ok {
 		apiError(w, http.StatusBadRequest, "", "invalid nextToken")
 		return
 	}
-	template := q.Get("template")
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sweep()
 	var rows []*fakeSandbox
 	for _, s := range f.sandboxes {
-		if !states[s.state] || (!after.IsZero() && s.startedAt.Before(after)) ||
-			(template != "" && template != s.templateID) || !matches(s.metadata, want) {
-			continue
+		if running && matches(s.metadata, want) {
+			rows = append(rows, s)
 		}
-		rows = append(rows, s)
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
@@ -379,18 +301,18 @@ func (f *Fake) list(w http.ResponseWriter, r *http.Request) {
 		}
 		return (a.seq < b.seq) == (order == "asc")
 	})
-	if states["running"] {
-		running := 0
-		for _, s := range rows {
-			if s.state == "running" {
-				running++
-			}
-		}
-		w.Header().Set("X-Total-Running", strconv.Itoa(running))
+	if running {
+		w.Header().Set("X-Total-Running", strconv.Itoa(len(rows)))
 	}
 	page := []map[string]any{}
 	for i := offset; i < len(rows) && i < offset+limit; i++ {
-		page = append(page, f.listed(rows[i]))
+		s := rows[i]
+		page = append(page, map[string]any{
+			"templateID": s.templateID, "sandboxID": s.id, "clientID": "fakeclient",
+			"startedAt": s.startedAt.UTC().Format(time.RFC3339Nano), "endAt": s.endAt.UTC().Format(time.RFC3339Nano),
+			"cpuCount": 2, "memoryMB": 512, "diskSizeMB": 0, "metadata": s.metadata, "state": stateRunning,
+			"envdVersion": envdVersion, "volumeMounts": []any{},
+		})
 	}
 	if offset+limit < len(rows) {
 		w.Header().Set("X-Next-Token", encodeToken(offset+limit))

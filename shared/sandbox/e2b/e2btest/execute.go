@@ -9,49 +9,32 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/commonly/runtime/shared/sandbox/e2b"
 )
 
-const interpreterPort = "49999"
-
-// sandboxTarget tells a request for a sandbox's port apart from an API
-// request: the proxy form carries E2b-Sandbox-Id, the direct form is a
-// host named {port}-{sandboxID}.{domain}.
-func sandboxTarget(r *http.Request) (string, bool) {
-	if id := r.Header.Get("E2b-Sandbox-Id"); id != "" {
-		return id, true
-	}
-	host, _, _ := strings.Cut(r.Host, ".")
-	if port, id, ok := strings.Cut(host, "-"); ok && port == interpreterPort && id != "" {
-		return id, true
-	}
-	return "", false
-}
-
-// sandboxHost serves the code interpreter of sandbox id.
+// sandboxHost serves the code interpreter of sandbox id behind the proxy.
 func (f *Fake) sandboxHost(w http.ResponseWriter, r *http.Request, id string) {
-	if p := r.Header.Get("E2b-Sandbox-Port"); p != "" && p != interpreterPort {
-		proxyNotFound(w, id)
-		return
-	}
 	f.mu.Lock()
 	f.sweep()
 	s, ok := f.sandboxes[id]
 	var (
 		envdToken, trafficToken string
 		secure, hasTraffic      bool
-		dead, kernel            chan struct{}
+		dead                    chan struct{}
 	)
 	if ok {
-		envdToken, secure, dead, kernel = s.envdToken, s.secure, s.dead, s.kernel
+		envdToken, secure, dead = s.envdToken, s.secure, s.dead
 		if s.trafficToken != nil {
 			trafficToken, hasTraffic = *s.trafficToken, true
 		}
-		ok = s.state == "running"
 	}
 	f.mu.Unlock()
-	if !ok {
-		// What the edge proxy answers for a sandbox that is gone or paused.
-		proxyNotFound(w, id)
+	if !ok || r.Header.Get("E2b-Sandbox-Port") != e2b.InterpreterPort {
+		// What the edge proxy answers for a sandbox (or port) that is gone.
+		writeJSON(w, http.StatusBadGateway, map[string]any{
+			"code": http.StatusBadGateway, "message": "The sandbox was not found", "sandboxId": id,
+		})
 		return
 	}
 	if hasTraffic && r.Header.Get("E2B-Traffic-Access-Token") != trafficToken {
@@ -62,42 +45,30 @@ func (f *Fake) sandboxHost(w http.ResponseWriter, r *http.Request, id string) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
-	switch {
-	case r.Method == http.MethodGet && r.URL.Path == "/health":
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `"OK"`)
-	case r.Method == http.MethodPost && r.URL.Path == "/execute":
-		f.execute(w, r, id, dead, kernel)
-	default:
+	if r.Method != http.MethodPost || r.URL.Path != "/execute" {
 		http.NotFound(w, r)
+		return
 	}
+	f.execute(w, r, id, dead)
 }
 
-func proxyNotFound(w http.ResponseWriter, id string) {
-	writeJSON(w, http.StatusBadGateway, map[string]any{
-		"code": http.StatusBadGateway, "message": "The sandbox was not found", "sandboxId": id,
-	})
-}
-
-func (f *Fake) execute(w http.ResponseWriter, r *http.Request, id string, dead, kernel chan struct{}) {
+func (f *Fake) execute(w http.ResponseWriter, r *http.Request, id string, dead chan struct{}) {
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
-	call := ExecuteCall{SandboxID: id, Header: r.Header.Clone()}
+	call := ExecuteCall{SandboxID: id, Header: r.Header.Clone(), Status: http.StatusOK}
 	_ = json.Unmarshal(raw, &call.Body)
-	call.Status = f.validateExecute(w, call.Body, &call)
-	if call.Status == http.StatusOK {
-		// Wait for the execution in progress, as the interpreter does.
-		select {
-		case kernel <- struct{}{}:
-			defer func() { <-kernel }()
-		case <-r.Context().Done():
-			return
-		case <-dead:
-			proxyNotFound(w, id)
-			return
-		case <-f.stop:
-			return
-		}
+	code, ok := call.Body["code"].(string)
+	if !ok {
+		// The interpreter's FastAPI model wants a string.
+		call.Status = http.StatusUnprocessableEntity
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(call.Status)
+		_, _ = io.WriteString(w, `{"detail":[{"type":"string_type","loc":["body","code"],"msg":"Input should be a valid string"}]}`)
 	}
+	lang, _ := call.Body["language"].(string)
+	if lang == "" {
+		lang = "python" // the interpreter's default context
+	}
+	call.Code, call.Language = code, lang
 	f.mu.Lock()
 	f.executions = append(f.executions, call)
 	var count int
@@ -105,7 +76,7 @@ func (f *Fake) execute(w http.ResponseWriter, r *http.Request, id string, dead, 
 		s.executions++
 		count = s.executions
 	}
-	play, keepalive, now := f.onExecute, f.keepaliveEvery, f.now
+	play, now := f.onExecute, f.now
 	f.mu.Unlock()
 	if call.Status != http.StatusOK {
 		return
@@ -113,7 +84,7 @@ func (f *Fake) execute(w http.ResponseWriter, r *http.Request, id string, dead, 
 
 	w.WriteHeader(http.StatusOK)
 	sw := &StreamWriter{
-		w: w, ctx: r.Context(), dead: dead, stop: f.stop, keepalive: keepalive, now: now,
+		w: w, ctx: r.Context(), dead: dead, stop: f.stop, now: now,
 		interrupted: func() { f.recordInterrupt(id) },
 		kill:        func() { f.Vanish(id) },
 	}
@@ -131,39 +102,6 @@ func (f *Fake) execute(w http.ResponseWriter, r *http.Request, id string, dead, 
 	sw.send(pyJSON("type", "end_of_execution"))
 }
 
-// validateExecute checks the body as the interpreter's FastAPI model
-// would, answering the error itself; it fills call and returns the status.
-func (f *Fake) validateExecute(w http.ResponseWriter, body map[string]any, call *ExecuteCall) int {
-	code, ok := body["code"].(string)
-	if !ok {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnprocessableEntity)
-		_, _ = io.WriteString(w, `{"detail":[{"type":"string_type","loc":["body","code"],"msg":"Input should be a valid string"}]}`)
-		return http.StatusUnprocessableEntity
-	}
-	ctxID, hasCtx := body["context_id"].(string)
-	lang, hasLang := body["language"].(string)
-	if hasCtx && hasLang {
-		http.Error(w, "Only one of context_id or language can be provided", http.StatusBadRequest)
-		return http.StatusBadRequest
-	}
-	if hasCtx {
-		// The fake keeps only the default context of each language.
-		http.Error(w, fmt.Sprintf("Context %s not found", ctxID), http.StatusNotFound)
-		return http.StatusNotFound
-	}
-	switch lang {
-	case "":
-		lang = "python"
-	case "js":
-		lang = "javascript"
-	case "ts":
-		lang = "typescript"
-	}
-	call.Code, call.Language = code, lang
-	return http.StatusOK
-}
-
 func (f *Fake) recordInterrupt(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -179,7 +117,6 @@ type StreamWriter struct {
 	ctx         context.Context
 	dead        <-chan struct{}
 	stop        <-chan struct{}
-	keepalive   time.Duration
 	now         func() time.Time
 	interrupted func()
 	kill        func()
@@ -204,55 +141,28 @@ func (s *StreamWriter) Result(text string) bool {
 	return s.send(pyJSON("type", "result", "text", text, "is_main_result", true, "extra", map[string]any{}))
 }
 
-// ResultData streams a result with arbitrary formats, e.g. {"png": "..."}.
-func (s *StreamWriter) ResultData(formats map[string]any) bool {
-	kv := []any{"type", "result", "is_main_result", false}
-	for k, v := range formats {
-		kv = append(kv, k, v)
-	}
-	return s.send(pyJSON(kv...))
-}
-
 // Error streams an exception raised by the code.
 func (s *StreamWriter) Error(name, value, traceback string) bool {
 	return s.send(pyJSON("type", "error", "name", name, "value", value, "traceback", traceback))
 }
 
-// Keepalive streams a keepalive line.
+// Keepalive streams the line the interpreter sends after 5 s of silence.
 func (s *StreamWriter) Keepalive() bool { return s.send(pyJSON("type", "keepalive")) }
 
 // Raw streams one line as given (unknown types, malformed lines).
 func (s *StreamWriter) Raw(line string) bool { return s.send(line) }
 
-// Busy is code working silently for d: a keepalive after every silence
-// of the keepalive interval, as the interpreter sends. It returns false
-// as soon as the stream is over, which is how a disconnecting client is
-// noticed and the kernel interrupted.
-func (s *StreamWriter) Busy(d time.Duration) bool {
-	end := time.NewTimer(d)
-	defer end.Stop()
-	tick := time.NewTicker(s.keepalive)
-	defer tick.Stop()
-	for {
-		select {
-		case <-end.C:
-			return !s.over()
-		case <-tick.C:
-			if !s.Keepalive() {
-				return false
-			}
-		case <-s.ctx.Done():
-			return !s.over()
-		case <-s.dead:
-			return !s.over()
-		case <-s.stop:
-			return !s.over()
-		}
+// Hang is code that never finishes: it returns once the stream is over,
+// the client gone (the kernel is then interrupted), the sandbox killed or
+// the fake closed.
+func (s *StreamWriter) Hang() {
+	select {
+	case <-s.ctx.Done():
+	case <-s.dead:
+	case <-s.stop:
 	}
+	s.over()
 }
-
-// Hang is code that never finishes: it runs until the stream is over.
-func (s *StreamWriter) Hang() { s.Busy(time.Duration(1<<63 - 1)) }
 
 // EndEarly ends the response without end_of_execution, as a cut
 // connection between the proxy and the interpreter does.

@@ -1,9 +1,12 @@
-// Package e2btest is a fake E2B that follows the public spec (see
-// ../shared/reference/e2b-api.md, section 7): the control-plane API and the
-// code interpreter's /execute, served by one handler. It runs no code: an
-// execution plays what the test's OnExecute writes. Tests drive the real
-// e2b client against it, including the failures real E2B shows (sandboxes
-// vanishing, streams cut, capacity refusals, client disconnects).
+// Package e2btest is a fake E2B for the tests of the e2b client and of
+// what uses it (the code tool, the reaper). It follows the public spec
+// (../shared/reference/e2b-api.md beside the checkout) for what they use,
+// and only that: create, kill, set timeout, the v2 list (metadata filter,
+// state, order, X-Next-Token paging) and the code interpreter's /execute
+// stream through the sandbox proxy (E2b-Sandbox-Id). It runs no code: an
+// execution plays what the test's OnExecute writes. The failures real E2B
+// shows can be injected: capacity refusals, sandboxes vanishing, streams
+// cut, clients going away (which interrupts the kernel).
 package e2btest
 
 import (
@@ -20,7 +23,7 @@ import (
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 )
 
-// DefaultAPIKey is the key a fake accepts unless told otherwise.
+// DefaultAPIKey is the key a fake accepts.
 const DefaultAPIKey = "e2b_fake_key_0123456789"
 
 // ExecuteFunc plays one execution: whatever it writes to w is streamed,
@@ -30,21 +33,18 @@ type ExecuteFunc func(sandboxID, language, code string, w *StreamWriter)
 // Fake is a fake E2B. Configure it with its methods, which are safe to
 // call while requests are served.
 type Fake struct {
-	// URL serves both the API and the sandbox host (addressed by the
-	// E2b-Sandbox-Id header or a {port}-{id}. host prefix).
+	// URL serves both the API and the sandbox proxy.
 	URL string
 
 	srv  *httptest.Server
 	mux  *http.ServeMux
 	stop chan struct{}
 
-	mu             sync.Mutex
-	apiKey         string
-	domain         string
-	now            func() time.Time
-	keepaliveEvery time.Duration
-	onExecute      ExecuteFunc
-	createFaults   []fault
+	mu           sync.Mutex
+	domain       string
+	now          func() time.Time
+	onExecute    ExecuteFunc
+	createFaults []fault
 
 	seq        int
 	sandboxes  map[string]*fakeSandbox
@@ -59,31 +59,15 @@ type fault struct {
 	errorCode string
 }
 
-// New returns a fake that is not listening; serve it with its Handler or
-// use Start.
-func New() *Fake {
-	f := &Fake{
-		stop:           make(chan struct{}),
-		apiKey:         DefaultAPIKey,
-		domain:         "e2b.test",
-		now:            time.Now,
-		keepaliveEvery: 5 * time.Second,
-		sandboxes:      map[string]*fakeSandbox{},
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /sandboxes", f.create)
-	mux.HandleFunc("GET /v2/sandboxes", f.list)
-	mux.HandleFunc("GET /sandboxes/{id}", f.get)
-	mux.HandleFunc("DELETE /sandboxes/{id}", f.kill)
-	mux.HandleFunc("POST /sandboxes/{id}/timeout", f.setTimeout)
-	f.mux = mux
-	return f
-}
-
 // Start serves a new fake on a local port until the test ends.
 func Start(tb testing.TB) *Fake {
 	tb.Helper()
-	f := New()
+	f := &Fake{stop: make(chan struct{}), now: time.Now, sandboxes: map[string]*fakeSandbox{}}
+	f.mux = http.NewServeMux()
+	f.mux.HandleFunc("POST /sandboxes", f.create)
+	f.mux.HandleFunc("GET /v2/sandboxes", f.list)
+	f.mux.HandleFunc("DELETE /sandboxes/{id}", f.kill)
+	f.mux.HandleFunc("POST /sandboxes/{id}/timeout", f.setTimeout)
 	f.srv = httptest.NewServer(f)
 	f.URL = f.srv.URL
 	if u, err := url.Parse(f.URL); err == nil {
@@ -102,43 +86,23 @@ func (f *Fake) Close() {
 		close(f.stop)
 	}
 	f.mu.Unlock()
-	if f.srv != nil {
-		f.srv.CloseClientConnections()
-		f.srv.Close()
-	}
+	f.srv.CloseClientConnections()
+	f.srv.Close()
 }
 
 // ClientConfig is an e2b.Config that talks to this fake.
 func (f *Fake) ClientConfig() e2b.Config {
-	c := e2b.Config{APIKey: f.APIKey(), APIURL: f.URL, SandboxURL: f.URL, RetryBackoff: time.Millisecond}
-	if f.srv != nil {
-		c.HTTPClient = f.srv.Client()
-	}
-	return c
+	return e2b.Config{APIKey: DefaultAPIKey, APIURL: f.URL, SandboxURL: f.URL, RetryBackoff: time.Millisecond, HTTPClient: f.srv.Client()}
 }
 
-// ServeHTTP routes sandbox-host requests (/execute, /health) apart from
-// API requests.
+// ServeHTTP routes requests for a sandbox's port (E2b-Sandbox-Id) apart
+// from API requests.
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if id, ok := sandboxTarget(r); ok {
+	if id := r.Header.Get("E2b-Sandbox-Id"); id != "" {
 		f.sandboxHost(w, r, id)
 		return
 	}
 	f.mux.ServeHTTP(w, r)
-}
-
-// APIKey is the key the API accepts.
-func (f *Fake) APIKey() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.apiKey
-}
-
-// SetAPIKey changes the key the API accepts.
-func (f *Fake) SetAPIKey(k string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.apiKey = k
 }
 
 // SetClock replaces the clock that drives creation times and expiry.
@@ -146,14 +110,6 @@ func (f *Fake) SetClock(now func() time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.now = now
-}
-
-// SetKeepalive sets the silence after which a stream sends a keepalive
-// (5 s in E2B).
-func (f *Fake) SetKeepalive(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.keepaliveEvery = d
 }
 
 // OnExecute sets what executions play; nil plays an empty execution.
@@ -190,7 +146,7 @@ type CreateCall struct {
 	SandboxID string
 }
 
-// ExecuteCall is one /execute request as received.
+// ExecuteCall is one /execute request that reached the interpreter.
 type ExecuteCall struct {
 	SandboxID string
 	Language  string
@@ -207,7 +163,7 @@ func (f *Fake) Creates() []CreateCall {
 	return append([]CreateCall(nil), f.creates...)
 }
 
-// Executions returns every /execute request so far.
+// Executions returns every /execute request that reached the interpreter.
 func (f *Fake) Executions() []ExecuteCall {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -229,10 +185,10 @@ func (f *Fake) Kills() []string {
 	return append([]string(nil), f.kills...)
 }
 
-// Info is what the fake knows of a sandbox.
+// Info is what the fake knows of a live sandbox.
 type Info struct {
 	ID        string
-	State     string
+	State     string // always running: a sandbox past its end is gone
 	StartedAt time.Time
 	EndAt     time.Time
 	Metadata  map[string]string
@@ -252,7 +208,7 @@ func (f *Fake) Sandbox(id string) (Info, bool) {
 		return Info{}, false
 	}
 	return Info{
-		ID: s.id, State: s.state, StartedAt: s.startedAt, EndAt: s.endAt,
+		ID: s.id, State: stateRunning, StartedAt: s.startedAt, EndAt: s.endAt,
 		Metadata: maps.Clone(s.metadata), EnvVars: maps.Clone(s.envVars),
 		AllowInternetAccess: s.allowInternet, Executions: s.executions,
 	}, true

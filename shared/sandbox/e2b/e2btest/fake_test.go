@@ -1,13 +1,12 @@
 package e2btest
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -103,9 +102,6 @@ func TestCreateFollowsTheSpec(t *testing.T) {
 			t.Errorf("create answer lacks %s: %v", k, secure)
 		}
 	}
-	if secure["alias"] != "code-interpreter-v1" {
-		t.Errorf("alias = %v", secure["alias"])
-	}
 	creates := f.Creates()
 	if got := len(creates); got != len(tests)+2 {
 		t.Errorf("%d creates recorded, want %d (rejected ones too)", got, len(tests)+2)
@@ -128,38 +124,32 @@ func TestCreateFaults(t *testing.T) {
 	}
 }
 
-func TestGetKillTimeoutAndExpiry(t *testing.T) {
+func TestKillTimeoutAndExpiry(t *testing.T) {
 	f := Start(t)
 	clock := NewClock(t0)
 	f.SetClock(clock.Now)
 	id := createRaw(t, f, `{"templateID":"base","timeout":60,"secure":true}`)["sandboxID"].(string)
-	paused := createRaw(t, f, `{"templateID":"base","timeout":60,"autoPause":true}`)["sandboxID"].(string)
+	other := createRaw(t, f, `{"templateID":"base","timeout":60}`)["sandboxID"].(string)
 
-	resp, body := do(t, f, "GET", "/sandboxes/"+id, "", key)
-	if resp.StatusCode != 200 || !strings.Contains(body, `"envdAccessToken"`) || !strings.Contains(body, `"onTimeout":"kill"`) {
-		t.Fatalf("get: %d %s", resp.StatusCode, body)
-	}
-	if resp, _ := do(t, f, "GET", "/sandboxes/"+id, "", nil); resp.StatusCode != 401 {
-		t.Errorf("get without key: %d", resp.StatusCode)
-	}
 	if resp, _ := do(t, f, "POST", "/sandboxes/"+id+"/timeout", `{"timeout":"x"}`, key); resp.StatusCode != 400 {
 		t.Errorf("bad timeout body: %d", resp.StatusCode)
 	}
-
+	if resp, _ := do(t, f, "POST", "/sandboxes/"+id+"/timeout", `{"timeout":30}`, nil); resp.StatusCode != 401 {
+		t.Errorf("timeout without key: %d", resp.StatusCode)
+	}
 	clock.Advance(50 * time.Second)
 	if resp, _ := do(t, f, "POST", "/sandboxes/"+id+"/timeout", `{"timeout":30}`, key); resp.StatusCode != 204 {
 		t.Fatalf("timeout: %d", resp.StatusCode)
 	}
 	clock.Advance(20 * time.Second) // +70s: past the first TTL, within the new one
-	if resp, _ := do(t, f, "GET", "/sandboxes/"+id, "", key); resp.StatusCode != 200 {
-		t.Errorf("extended sandbox: %d", resp.StatusCode)
+	if info, ok := f.Sandbox(id); !ok || !info.EndAt.Equal(t0.Add(80*time.Second)) {
+		t.Errorf("extended sandbox: %+v %v", info, ok)
 	}
-	if info, ok := f.Sandbox(paused); !ok || info.State != "paused" {
-		t.Errorf("autoPause sandbox at TTL: %+v %v, want paused", info, ok)
+	if _, ok := f.Sandbox(other); ok {
+		t.Error("a sandbox outlived its TTL")
 	}
 	clock.Advance(10 * time.Second)
 	for _, c := range []struct{ method, path, body string }{
-		{"GET", "/sandboxes/" + id, ""},
 		{"DELETE", "/sandboxes/" + id, ""},
 		{"POST", "/sandboxes/" + id + "/timeout", `{"timeout":30}`},
 	} {
@@ -167,14 +157,18 @@ func TestGetKillTimeoutAndExpiry(t *testing.T) {
 			t.Errorf("%s %s after expiry: %d, want 404", c.method, c.path, resp.StatusCode)
 		}
 	}
-	if resp, _ := do(t, f, "DELETE", "/sandboxes/"+paused, "", key); resp.StatusCode != 204 {
-		t.Errorf("kill paused: %d", resp.StatusCode)
+	live := createRaw(t, f, `{"templateID":"base"}`)["sandboxID"].(string)
+	if resp, _ := do(t, f, "DELETE", "/sandboxes/"+live, "", nil); resp.StatusCode != 401 {
+		t.Errorf("kill without key: %d", resp.StatusCode)
 	}
-	if resp, _ := do(t, f, "DELETE", "/sandboxes/"+paused, "", key); resp.StatusCode != 404 {
+	if resp, _ := do(t, f, "DELETE", "/sandboxes/"+live, "", key); resp.StatusCode != 204 {
+		t.Errorf("kill: %d", resp.StatusCode)
+	}
+	if resp, _ := do(t, f, "DELETE", "/sandboxes/"+live, "", key); resp.StatusCode != 404 {
 		t.Errorf("second kill: %d", resp.StatusCode)
 	}
-	if k := f.Kills(); len(k) != 1 || k[0] != paused {
-		t.Errorf("kills = %v", k)
+	if k := f.Kills(); len(k) != 1 || k[0] != live || f.Alive() != 0 {
+		t.Errorf("kills = %v, alive %d", k, f.Alive())
 	}
 }
 
@@ -192,7 +186,7 @@ func TestListV2(t *testing.T) {
 		ids = append(ids, createRaw(t, f, `{"templateID":"base","timeout":100,"metadata":`+md+`}`)["sandboxID"].(string))
 	}
 	clock.Advance(time.Second)
-	pausedID := createRaw(t, f, `{"templateID":"base","timeout":1,"autoPause":true,"metadata":{"app":"x"}}`)["sandboxID"].(string)
+	createRaw(t, f, `{"templateID":"base","timeout":1,"metadata":{"app":"x"}}`) // gone by the list
 	clock.Advance(2 * time.Second)
 
 	list := func(q string) (*http.Response, []string) {
@@ -229,11 +223,11 @@ func TestListV2(t *testing.T) {
 		t.Errorf("last page carries X-Next-Token %q", resp.Header.Get("X-Next-Token"))
 	}
 
-	if _, got := list(md + "&state=paused"); strings.Join(got, ",") != pausedID {
-		t.Errorf("paused = %v", got)
+	if _, got := list(md + "&state=paused"); len(got) != 0 {
+		t.Errorf("paused = %v: the fake never pauses", got)
 	}
 	_, got = list(md + "&state=running,paused")
-	if len(got) != 5 || got[0] != pausedID {
+	if len(got) != 4 || got[0] != ids[3] {
 		t.Errorf("both states, default desc = %v", got)
 	}
 	if _, got := list("metadata=" + url.QueryEscape("app=x&n=c")); strings.Join(got, ",") != ids[2] {
@@ -242,7 +236,7 @@ func TestListV2(t *testing.T) {
 	if resp, _ := list("state=paused"); resp.Header.Get("X-Total-Running") != "" {
 		t.Error("X-Total-Running sent when running sandboxes were not asked for")
 	}
-	for _, q := range []string{"limit=101", "limit=0", "state=dead", "order=up", "nextToken=garbage!"} {
+	for _, q := range []string{"limit=101", "limit=0", "state=dead", "order=up", "nextToken=garbage!", "startedAfter=2026-01-01T00:00:00Z", "template=base"} {
 		if resp, _ := list(q); resp.StatusCode != 400 {
 			t.Errorf("%s: %d, want 400", q, resp.StatusCode)
 		}
@@ -289,13 +283,12 @@ func TestExecuteEndpoint(t *testing.T) {
 		{"stream", auth, `{"code":"print(1)"}`, 200,
 			`{"type": "number_of_executions", "execution_count": 1}` + "\n" +
 				`{"type": "stdout", "text": "\u00e9\n", "timestamp": "`},
-		{"js alias", auth, `{"code":"1","language":"js"}`, 200, `"text": "javascript"`},
-		{"both context and language", auth, `{"code":"1","language":"python","context_id":"c"}`, 400, "Only one of context_id or language can be provided"},
-		{"unknown context", auth, `{"code":"1","context_id":"c1"}`, 404, "Context c1 not found"},
 		{"code not a string", auth, `{"code":1}`, 422, `"detail"`},
 		{"missing access token", with("X-Access-Token", ""), `{"code":"1"}`, 401, ""},
 		{"wrong traffic token", with("E2B-Traffic-Access-Token", "nope"), `{"code":"1"}`, 403, ""},
+		{"javascript", auth, `{"code":"1","language":"javascript"}`, 200, `"text": "javascript"`},
 		{"unknown sandbox", with("E2b-Sandbox-Id", "sbx-none"), `{"code":"1"}`, 502, "not found"},
+		{"another port", with("E2b-Sandbox-Port", "49983"), `{"code":"1"}`, 502, "not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -308,22 +301,33 @@ func TestExecuteEndpoint(t *testing.T) {
 			}
 		})
 	}
-	if n := len(f.Executions()); n != len(tests)-3 { // auth and proxy failures never reach the interpreter
-		t.Errorf("%d executions recorded, want %d", n, len(tests)-3)
+	if n := len(f.Executions()); n != len(tests)-4 { // auth and proxy failures never reach the interpreter
+		t.Errorf("%d executions recorded, want %d", n, len(tests)-4)
 	}
+}
 
-	// The direct host form reaches the same interpreter.
-	req, _ := http.NewRequest("GET", f.URL+"/health", nil)
-	req.Host = "49999-" + id + ".e2b.test"
-	req.Header.Set("X-Access-Token", auth["X-Access-Token"])
-	req.Header.Set("E2B-Traffic-Access-Token", auth["E2B-Traffic-Access-Token"])
+// A client that goes away mid-execution interrupts the kernel.
+func TestClientGoingAwayInterruptsTheKernel(t *testing.T) {
+	f := Start(t)
+	id := createRaw(t, f, `{"templateID":"base"}`)["sandboxID"].(string)
+	hung := make(chan struct{})
+	f.OnExecute(func(_, _, _ string, w *StreamWriter) { w.Stdout("working"); w.Hang(); close(hung) })
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", f.URL+"/execute", strings.NewReader(`{"code":"1"}`))
+	req.Header.Set("E2b-Sandbox-Id", id)
+	req.Header.Set("E2b-Sandbox-Port", "49999")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cancel()
 	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Errorf("health via host: %d", resp.StatusCode)
+	<-hung // Hang returns once the handler has seen the client go
+	if got := f.Interrupts(); len(got) != 1 || got[0] != id {
+		t.Errorf("interrupts = %v", got)
+	}
+	if _, ok := f.Sandbox(id); !ok {
+		t.Error("an interrupted kernel killed the sandbox")
 	}
 }
 
@@ -336,48 +340,5 @@ func TestPyJSON(t *testing.T) {
 	var m map[string]any
 	if err := json.Unmarshal([]byte(got), &m); err != nil || m["text"] != "a😀é\n" {
 		t.Errorf("round trip: %v %v", m, err)
-	}
-}
-
-func TestExecutionsOfASandboxAreSerialised(t *testing.T) {
-	f := Start(t)
-	f.SetKeepalive(5 * time.Millisecond)
-	id := createRaw(t, f, `{"templateID":"base"}`)["sandboxID"].(string)
-	var running, peak atomic.Int32
-	f.OnExecute(func(_, _, _ string, w *StreamWriter) {
-		n := running.Add(1)
-		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-		}
-		w.Busy(30 * time.Millisecond)
-		running.Add(-1)
-	})
-	var wg sync.WaitGroup
-	statuses := make(chan int, 3)
-	for range 3 {
-		wg.Go(func() {
-			req, _ := http.NewRequest("POST", f.URL+"/execute", strings.NewReader(`{"code":"1"}`))
-			req.Header.Set("E2b-Sandbox-Id", id)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				statuses <- 0
-				return
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			statuses <- resp.StatusCode
-		})
-	}
-	wg.Wait()
-	close(statuses)
-	for s := range statuses {
-		if s != 200 {
-			t.Errorf("status %d", s)
-		}
-	}
-	if p := peak.Load(); p != 1 {
-		t.Errorf("%d executions ran at once, want 1", p)
-	}
-	if info, _ := f.Sandbox(id); info.Executions != 3 {
-		t.Errorf("%d executions counted", info.Executions)
 	}
 }
