@@ -1,15 +1,14 @@
 package e2b
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
+	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/textcap"
 )
 
@@ -64,12 +63,11 @@ const maxErrorBody = 4 << 10
 // maxMessage bounds the message kept from an error body.
 const maxMessage = 300
 
-// apiError reads an error response. The body is the server's words, so it
+// apiError reads an error answer. The body is the server's words, so it
 // is scrubbed of our own key, and of the other secrets the request carried
 // (a sandbox's tokens), in case a proxy echoes headers, then bounded.
-func (c *Client) apiError(op string, resp *http.Response, secrets ...string) *APIError {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	e := &APIError{Op: op, Status: resp.StatusCode}
+func (c *Client) apiError(op string, status int, body []byte, secrets ...string) *APIError {
+	e := &APIError{Op: op, Status: status}
 	var parsed struct {
 		Code      int32  `json:"code"`
 		Message   string `json:"message"`
@@ -99,44 +97,30 @@ func (c *Client) scrub(s string, secrets []string) string {
 }
 
 // call sends one control-plane request with the API key and decodes a JSON
-// answer into out (when out is not nil) on the wanted status.
-func (c *Client) call(ctx context.Context, op, method, path string, in, out any, want int) (*http.Response, error) {
+// answer into out (when out is not nil) on the wanted status. It returns
+// the answer's header.
+func (c *Client) call(ctx context.Context, op, method, path string, in, out any, want int) (http.Header, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.APITimeout)
 	defer cancel()
-
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return nil, fmt.Errorf("e2b: %s: encode request: %w", op, err)
-		}
-		body = bytes.NewReader(b)
+	hdr, err := httpwire.Do(ctx, c.http, httpwire.Request{
+		Method: method, URL: c.apiURL + path, Header: http.Header{"X-Api-Key": {c.cfg.APIKey}},
+		Body: in, OK: httpwire.Status(want), Out: out, MaxBytes: maxJSONBody, ErrorBody: maxErrorBody,
+	})
+	e, ok := errors.AsType[*httpwire.Error](err)
+	if !ok {
+		return hdr, err
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.apiURL+path, body)
-	if err != nil {
-		return nil, fmt.Errorf("e2b: %s: %w", op, err)
+	switch e.Kind {
+	case httpwire.KindStatus:
+		return hdr, c.apiError(op, e.Status, e.Body)
+	case httpwire.KindDecode:
+		return hdr, fmt.Errorf("e2b: %s: decode response: %w", op, e.Err)
+	case httpwire.KindRequest:
+		return nil, fmt.Errorf("e2b: %s: encode request: %w", op, e.Err)
 	}
-	req.Header.Set("X-API-Key", c.cfg.APIKey)
-	req.Header.Set("Accept", "application/json")
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		// The transport error names the URL, never the headers, so the
-		// key does not leak through it.
-		return nil, fmt.Errorf("e2b: %s: %w", op, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != want {
-		return resp, c.apiError(op, resp)
-	}
-	if out != nil {
-		if err := json.NewDecoder(io.LimitReader(resp.Body, maxJSONBody)).Decode(out); err != nil {
-			return resp, fmt.Errorf("e2b: %s: decode response: %w", op, err)
-		}
-	}
-	return resp, nil
+	// The transport's cause names the method, host and path, never the
+	// headers, so the key does not leak through it.
+	return nil, fmt.Errorf("e2b: %s: %w", op, e)
 }
 
 // maxJSONBody bounds a control-plane answer: a page of 100 listed

@@ -1,14 +1,13 @@
 package e2b
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 
+	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/sandbox"
 )
 
@@ -44,15 +43,11 @@ type executeRequest struct {
 // wrap sandbox.ErrTimeout (deadline passed, partial output returned),
 // sandbox.ErrLost (sandbox gone or unreachable) or ctx.Err() (cancelled).
 func (c *Client) Execute(ctx context.Context, h Handle, lang sandbox.Language, code string) (sandbox.Execution, error) {
-	body, err := json.Marshal(executeRequest{Code: code, Language: string(lang)})
-	if err != nil {
-		return sandbox.Execution{}, fmt.Errorf("e2b: execute: encode request: %w", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.sandboxBase(h.Domain)+"/execute", bytes.NewReader(body))
+	// A stream, read as it comes: only the request is httpwire's.
+	req, err := httpwire.NewRequest(ctx, http.MethodPost, c.sandboxBase(h.Domain)+"/execute", executeRequest{Code: code, Language: string(lang)})
 	if err != nil {
 		return sandbox.Execution{}, fmt.Errorf("e2b: execute: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("E2b-Sandbox-Id", h.SandboxID)
 	req.Header.Set("E2b-Sandbox-Port", InterpreterPort)
 	// The API key stays with the control plane; the sandbox host only
@@ -78,7 +73,8 @@ func (c *Client) Execute(ctx context.Context, h Handle, lang sandbox.Language, c
 		return sandbox.Execution{}, fmt.Errorf("e2b: execute in %s: status %d: %w", h.SandboxID, resp.StatusCode, sandbox.ErrLost)
 	default:
 		// The sandbox's own tokens are credentials too.
-		return sandbox.Execution{}, c.apiError("execute in "+h.SandboxID, resp, h.EnvdAccessToken, h.TrafficAccessToken)
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return sandbox.Execution{}, c.apiError("execute in "+h.SandboxID, resp.StatusCode, body, h.EnvdAccessToken, h.TrafficAccessToken)
 	}
 
 	exec, err := ReadExecution(resp.Body)

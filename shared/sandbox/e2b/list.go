@@ -104,12 +104,12 @@ func (c *Client) ListPage(ctx context.Context, q ListQuery, nextToken string) (P
 		path += "?" + qs
 	}
 	var rows []ListedSandbox
-	resp, err := c.call(ctx, "list sandboxes", http.MethodGet, path, nil, &rows, http.StatusOK)
+	hdr, err := c.call(ctx, "list sandboxes", http.MethodGet, path, nil, &rows, http.StatusOK)
 	if err != nil {
 		return Page{}, err
 	}
-	p := Page{Sandboxes: rows, NextToken: resp.Header.Get("X-Next-Token"), TotalRunning: -1}
-	if h := resp.Header.Get("X-Total-Running"); h != "" {
+	p := Page{Sandboxes: rows, NextToken: hdr.Get("X-Next-Token"), TotalRunning: -1}
+	if h := hdr.Get("X-Total-Running"); h != "" {
 		n, err := strconv.Atoi(h)
 		if err != nil {
 			return Page{}, fmt.Errorf("e2b: list sandboxes: bad X-Total-Running %q", h)
