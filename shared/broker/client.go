@@ -27,12 +27,9 @@
 package broker
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -106,41 +103,26 @@ func (c *Client) do(ctx context.Context, method string, segments []string, body,
 	if err != nil {
 		return 0, err
 	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, fmt.Errorf("encoding request: %w", err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
-	if err != nil {
+	_, err = httpwire.Do(ctx, c.hc, httpwire.Request{
+		Method: method, URL: u.String(), Bearer: c.token, Body: body,
+		OK: httpwire.Status(http.StatusOK), Out: out, MaxBytes: maxResponse,
+	})
+	e, ok := errors.AsType[*httpwire.Error](err)
+	switch {
+	case !ok:
+		return http.StatusOK, err
+	case e.Kind == httpwire.KindStatus && (e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden):
+		return e.Status, fmt.Errorf("%w (status %d)", ErrUnauthorized, e.Status)
+	case e.Kind == httpwire.KindStatus:
+		return e.Status, nil
+	case e.Kind == httpwire.KindDecode:
+		// Not %w: a decoder error can quote the body, which holds a token.
+		return e.Status, fmt.Errorf("%w: malformed answer", ErrUnavailable)
+	case e.Kind == httpwire.KindRequest:
 		return 0, fmt.Errorf("%w: building request", ErrUnavailable)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		// The transport error names the URL, which holds only ids.
-		return 0, fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return resp.StatusCode, fmt.Errorf("%w (status %d)", ErrUnauthorized, resp.StatusCode)
-	default:
-		return resp.StatusCode, nil
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxResponse)).Decode(out); err != nil {
-		// Not %w: a decoder error can quote the body, which holds a token.
-		return resp.StatusCode, fmt.Errorf("%w: malformed answer", ErrUnavailable)
-	}
-	return resp.StatusCode, nil
+	// The transport's cause names the URL without its query: only ids.
+	return 0, fmt.Errorf("%w: %w", ErrUnavailable, e)
 }
 
 // join appends escaped path segments to base. A "." or ".." segment is
