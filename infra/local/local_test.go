@@ -16,7 +16,7 @@ func TestLocalBackendSpeaksThePodAndBrokerWires(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	brk, err := broker.New(url, b.serviceToken, nil)
+	brk, err := broker.New(broker.Config{BaseURL: url, Token: b.serviceToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestLocalBackendSpeaksThePodAndBrokerWires(t *testing.T) {
 	if msgs := b.podMessages("p1"); len(msgs) != 1 || msgs[0].Content != "hello pod" || msgs[0].Author != "agent" {
 		t.Errorf("messages = %+v", msgs)
 	}
-	bad, err := broker.New(url, "wrong", nil)
+	bad, err := broker.New(broker.Config{BaseURL: url, Token: "wrong"})
 	if err != nil {
 		t.Fatal(err)
 	}

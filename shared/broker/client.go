@@ -70,7 +70,7 @@ var (
 // maxResponse bounds what is read from the broker: its answers are tiny.
 const maxResponse = 64 << 10
 
-// defaultTimeout applies when New is given no client.
+// defaultTimeout applies when Config has no client.
 const defaultTimeout = 10 * time.Second
 
 // Client asks the broker about a user's connections and for tokens.
@@ -80,20 +80,31 @@ type Client struct {
 	hc    *http.Client
 }
 
-// New builds a client of the broker at baseURL, authenticating with
-// serviceToken. A nil hc gets a client with a 10-second timeout.
-func New(baseURL, serviceToken string, hc *http.Client) (*Client, error) {
-	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
+// Config configures a Client. Zero values are the documented defaults;
+// New refuses what the client cannot run with.
+type Config struct {
+	// BaseURL is BROKER_URL, an http(s) URL; required.
+	BaseURL string
+	// Token is BROKER_TOKEN, the runtime's service credential; required.
+	Token string
+	// HTTPClient nil means a client with a 10-second timeout.
+	HTTPClient *http.Client
+}
+
+// New checks cfg and fills its defaults.
+func New(cfg Config) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
 	if err != nil || !httpwire.IsHTTPURL(u) {
 		return nil, fmt.Errorf("broker: %s must be an http(s) URL", EnvURL)
 	}
-	if strings.TrimSpace(serviceToken) == "" {
+	if strings.TrimSpace(cfg.Token) == "" {
 		return nil, fmt.Errorf("broker: %s is empty", EnvToken)
 	}
+	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: defaultTimeout}
 	}
-	return &Client{base: u, token: serviceToken, hc: hc}, nil
+	return &Client{base: u, token: cfg.Token, hc: hc}, nil
 }
 
 // do sends a request and decodes a 200 answer into out. It returns the

@@ -20,11 +20,11 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"http://broker", " "},
 	}
 	for _, c := range cases {
-		if _, err := broker.New(c.url, c.token, nil); err == nil {
+		if _, err := broker.New(broker.Config{BaseURL: c.url, Token: c.token}); err == nil {
 			t.Errorf("New(%q, %q) succeeded", c.url, c.token)
 		}
 	}
-	if _, err := broker.New("https://broker.internal/base/", "t", nil); err != nil {
+	if _, err := broker.New(broker.Config{BaseURL: "https://broker.internal/base/", Token: "t"}); err != nil {
 		t.Errorf("valid config: %v", err)
 	}
 }
@@ -71,7 +71,7 @@ func TestConnectionActiveFailures(t *testing.T) {
 	fake := brokertest.New(t)
 	fake.SetConnection("u1", "github", broker.StatusActive)
 
-	wrong, err := broker.New(fake.URL, "not-the-service-token", nil)
+	wrong, err := broker.New(broker.Config{BaseURL: fake.URL, Token: "not-the-service-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestTokenRejectsIncompleteAnswers(t *testing.T) {
 				_, _ = w.Write([]byte(body))
 			}))
 			defer srv.Close()
-			c, err := broker.New(srv.URL, "svc", srv.Client())
+			c, err := broker.New(broker.Config{BaseURL: srv.URL, Token: "svc", HTTPClient: srv.Client()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +205,7 @@ func TestConnectionAnswerMustNameTheConnector(t *testing.T) {
 		_, _ = w.Write([]byte(`{"connector": "slack", "status": "active"}`))
 	}))
 	defer srv.Close()
-	c, err := broker.New(srv.URL, "svc", srv.Client())
+	c, err := broker.New(broker.Config{BaseURL: srv.URL, Token: "svc", HTTPClient: srv.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func brokerClient(cfg Config, d Deps) (*broker.Client, error) {
 	if !cfg.PodTools && !cfg.GitHub {
 		return nil, nil
 	}
-	return broker.New(cfg.BrokerURL, cfg.BrokerToken, d.HTTP)
+	return broker.New(broker.Config{BaseURL: cfg.BrokerURL, Token: cfg.BrokerToken, HTTPClient: d.HTTP})
 }
 
 // sandboxProvider is where code runs: E2B, or the local sandbox.

@@ -64,7 +64,7 @@ func New(t testing.TB) *Server {
 
 // Client is a broker client of this fake with its service credential.
 func (s *Server) Client(t testing.TB) *broker.Client {
-	c, err := broker.New(s.URL, s.ServiceToken, s.srv.Client())
+	c, err := broker.New(broker.Config{BaseURL: s.URL, Token: s.ServiceToken, HTTPClient: s.srv.Client()})
 	if err != nil {
 		t.Fatalf("brokertest: %v", err)
 	}
