@@ -45,7 +45,7 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 		idem["runId"], idem["requestHash"] = str(a.Run.RunID), str(a.Run.RequestHash)
 		// The TTL attribute: DynamoDB deletes the record some time after it
 		// passes, and the condition below lets an expired key be reused before.
-		idem[keys.TTL] = num(a.Now.Add(d.IdempotencyTTL).Unix())
+		idem[keys.TTL] = num(a.Now.Add(d.idempotencyTTL).Unix())
 		idemIdx = len(items)
 		items = append(items, types.TransactWriteItem{Put: &types.Put{
 			TableName:                           aws.String(d.tables.State),

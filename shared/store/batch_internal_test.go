@@ -17,7 +17,7 @@ import (
 // most (none when stuck) and returns the rest as unprocessed, as DynamoDB
 // may under load; later calls answer every key.
 type partialDB struct {
-	dynamoAPI
+	DynamoAPI
 	partial, calls int
 	stuck          bool
 }
@@ -48,7 +48,7 @@ func (p *partialDB) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInp
 
 func newPartial(partial int) (*Dynamo, *partialDB, *[]time.Duration) {
 	db := &partialDB{partial: partial, stuck: partial > maxBatchAttempts}
-	d := New(db, Tables{State: "state", Runs: "runs"})
+	d := mustNew(Config{DB: db, Tables: Tables{State: "state", Runs: "runs"}})
 	var waits []time.Duration
 	d.unprocessed.Sleep = func(_ context.Context, w time.Duration) error { waits = append(waits, w); return nil }
 	return d, db, &waits

@@ -18,7 +18,7 @@ import (
 // a plain write, a TransactionCanceled with a TransactionConflict reason
 // for a transaction. Other methods are not used by these tests.
 type busyDB struct {
-	dynamoAPI
+	DynamoAPI
 	busy, puts, transacts int
 }
 
@@ -45,7 +45,7 @@ func (b *busyDB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 
 func newBusy(busy int) (*Dynamo, *busyDB, *[]time.Duration) {
 	db := &busyDB{busy: busy}
-	d := New(db, Tables{State: "state", Runs: "runs"})
+	d := mustNew(Config{DB: db, Tables: Tables{State: "state", Runs: "runs"}})
 	var waits []time.Duration
 	d.conflicts.Sleep = func(_ context.Context, w time.Duration) error { waits = append(waits, w); return nil }
 	return d, db, &waits
@@ -88,4 +88,12 @@ func TestTransactRetriesConflicts(t *testing.T) {
 	if err := d.transact(ctx, items); !errors.Is(err, context.Canceled) || db.transacts != 1 {
 		t.Errorf("cancelled: %v after %d transactions, want context.Canceled after 1", err, db.transacts)
 	}
+}
+
+func mustNew(cfg Config) *Dynamo {
+	d, err := New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	return d
 }

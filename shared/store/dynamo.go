@@ -19,8 +19,8 @@ import (
 	"github.com/commonly/runtime/shared/runs"
 )
 
-// dynamoAPI is the part of the DynamoDB client the store uses.
-type dynamoAPI interface {
+// DynamoAPI is the part of the DynamoDB client the store uses.
+type DynamoAPI interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
@@ -29,7 +29,7 @@ type dynamoAPI interface {
 	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-var _ dynamoAPI = (*dynamodb.Client)(nil)
+var _ DynamoAPI = (*dynamodb.Client)(nil)
 
 // Tables names the two tables.
 type Tables struct {
@@ -40,25 +40,55 @@ type Tables struct {
 	Runs string
 }
 
+// Config configures the store. Zero values are the documented defaults;
+// New refuses what the store cannot run with.
+type Config struct {
+	// DB is the DynamoDB client (*dynamodb.Client); required.
+	DB DynamoAPI
+	// Tables names both tables; required.
+	Tables Tables
+	// IdempotencyTTL is how long an Idempotency-Key is remembered; zero
+	// means DefaultIdempotencyTTL.
+	IdempotencyTTL time.Duration
+}
+
+// DefaultIdempotencyTTL is Config.IdempotencyTTL's default.
+const DefaultIdempotencyTTL = 24 * time.Hour
+
 // Dynamo is the DynamoDB-backed store.
 type Dynamo struct {
-	db     dynamoAPI
-	tables Tables
-	// IdempotencyTTL is how long an Idempotency-Key is remembered.
-	IdempotencyTTL time.Duration
+	db             DynamoAPI
+	tables         Tables
+	idempotencyTTL time.Duration
 	// conflicts spaces out retries of writes that met a transaction in
 	// flight, unprocessed the retries of a batch get's left-over keys;
 	// tests replace their sleep.
 	conflicts, unprocessed retry.Backoff
 }
 
-// New returns a store over the given client and tables.
-func New(db dynamoAPI, t Tables) *Dynamo {
+// New checks cfg and fills its defaults.
+func New(cfg Config) (*Dynamo, error) {
+	var errs []error
+	if cfg.DB == nil {
+		errs = append(errs, errors.New("store: a DynamoDB client is required"))
+	}
+	if cfg.Tables.State == "" || cfg.Tables.Runs == "" {
+		errs = append(errs, errors.New("store: both table names are required"))
+	}
+	if cfg.IdempotencyTTL < 0 {
+		errs = append(errs, fmt.Errorf("store: idempotency TTL %v is negative", cfg.IdempotencyTTL))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if cfg.IdempotencyTTL == 0 {
+		cfg.IdempotencyTTL = DefaultIdempotencyTTL
+	}
 	return &Dynamo{
-		db: db, tables: t, IdempotencyTTL: 24 * time.Hour,
+		db: cfg.DB, tables: cfg.Tables, idempotencyTTL: cfg.IdempotencyTTL,
 		conflicts:   retry.Backoff{Base: 5 * time.Millisecond, Max: 320 * time.Millisecond},
 		unprocessed: retry.Backoff{Base: 20 * time.Millisecond, Max: 320 * time.Millisecond},
-	}
+	}, nil
 }
 
 // getItem reads one item with a strongly consistent read: admission,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,7 +27,20 @@ func newStore(t *testing.T) *store.Dynamo {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	return store.New(srv.Client(), tables)
+	s, err := store.New(store.Config{DB: srv.Client(), Tables: tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestNewChecksItsConfig(t *testing.T) {
+	_, err := store.New(store.Config{Tables: store.Tables{State: "s"}, IdempotencyTTL: -time.Hour})
+	for _, want := range []string{"client", "table names", "negative"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to name the %s", err, want)
+		}
+	}
 }
 
 var now = time.Date(2026, 12, 2, 23, 59, 59, 0, time.UTC)

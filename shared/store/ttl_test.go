@@ -28,7 +28,10 @@ func TestItemsCarryTheirTTL(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	db := srv.Client()
-	s := store.New(db, tables)
+	s, err := store.New(store.Config{DB: db, Tables: tables})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 
 	r := newRun("r1", "u1", now)

@@ -88,10 +88,14 @@ func newRig(t *testing.T, o rigOpts) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	r := &rig{st: store.New(db.Client(), tables), clock: &clock{t: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}, native: &engine{}, emf: &bytes.Buffer{}}
-	var st turns.Store = r.st
+	st, err := store.New(store.Config{DB: db.Client(), Tables: tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{st: st, clock: &clock{t: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}, native: &engine{}, emf: &bytes.Buffer{}}
+	var ts turns.Store = r.st
 	if o.storeWrap != nil {
-		st = o.storeWrap(st)
+		ts = o.storeWrap(ts)
 	}
 	engines := o.engines
 	if engines == nil {
@@ -99,11 +103,11 @@ func newRig(t *testing.T, o rigOpts) *rig {
 	}
 	emitter := metrics.New(r.emf, r.clock.Now)
 	log := slog.New(slog.DiscardHandler)
-	installs, err := turns.NewInstallCache(turns.InstallCacheConfig{Store: st, TTL: o.installTTL, Now: r.clock.Now})
+	installs, err := turns.NewInstallCache(turns.InstallCacheConfig{Store: ts, TTL: o.installTTL, Now: r.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.worker, err = turns.NewWorker(turns.WorkerConfig{Store: st, Engines: engines, Installs: installs, Metrics: emitter, Now: r.clock.Now, Log: log}); err != nil {
+	if r.worker, err = turns.NewWorker(turns.WorkerConfig{Store: ts, Engines: engines, Installs: installs, Metrics: emitter, Now: r.clock.Now, Log: log}); err != nil {
 		t.Fatal(err)
 	}
 	var d turns.Dispatcher = turns.InlineDispatcher{Worker: r.worker}
@@ -117,7 +121,7 @@ func newRig(t *testing.T, o rigOpts) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.svc, err = turns.NewService(turns.ServiceConfig{Store: st, Dispatcher: d, Limits: limits,
+	if r.svc, err = turns.NewService(turns.ServiceConfig{Store: ts, Dispatcher: d, Limits: limits,
 		FallbackConfigured: o.fallback, Installs: installs, Metrics: emitter, Now: r.clock.Now, Log: log}); err != nil {
 		t.Fatal(err)
 	}

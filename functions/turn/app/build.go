@@ -62,7 +62,10 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	if d.Dynamo == nil {
 		return nil, fmt.Errorf("build: a DynamoDB client is required")
 	}
-	st := store.New(d.Dynamo, cfg.Tables)
+	st, err := store.New(store.Config{DB: d.Dynamo, Tables: cfg.Tables})
+	if err != nil {
+		return nil, err
+	}
 	prices, err := pricing.Load(cfg.PriceFile)
 	if err != nil {
 		return nil, err

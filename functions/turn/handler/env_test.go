@@ -114,7 +114,10 @@ func newEnv(t *testing.T, o envOpts) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	st := store.New(db.Client(), testTables)
+	st, err := store.New(store.Config{DB: db.Client(), Tables: testTables})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ts turns.Store = st
 	if o.storeWrap != nil {
 		ts = o.storeWrap(st)
