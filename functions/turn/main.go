@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
-	"time"
 
 	lambdastart "github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -44,12 +43,16 @@ func setup(ctx context.Context, log *slog.Logger) (func(context.Context, json.Ra
 	if err != nil {
 		return nil, err
 	}
+	// EMF lines on stdout become CloudWatch metrics.
+	emf, err := metrics.New(metrics.Config{Writer: os.Stdout})
+	if err != nil {
+		return nil, err
+	}
 	built, err := app.Build(ctx, cfg, app.Deps{
-		Dynamo: dynamodb.NewFromConfig(awsCfg),
-		Lambda: lambda.NewFromConfig(awsCfg),
-		Log:    log,
-		// EMF lines on stdout become CloudWatch metrics.
-		Metrics: metrics.New(os.Stdout, time.Now),
+		Dynamo:  dynamodb.NewFromConfig(awsCfg),
+		Lambda:  lambda.NewFromConfig(awsCfg),
+		Log:     log,
+		Metrics: emf,
 	})
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ package metrics
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"sort"
 	"sync"
@@ -38,12 +39,23 @@ type Emitter struct {
 	now func() time.Time
 }
 
-// New returns an emitter writing to w.
-func New(w io.Writer, now func() time.Time) *Emitter {
-	if now == nil {
-		now = time.Now
+// Config configures an Emitter.
+type Config struct {
+	// Writer receives one line per event (stdout in Lambda); required.
+	Writer io.Writer
+	// Now stamps the events; nil means time.Now.
+	Now func() time.Time
+}
+
+// New checks cfg and fills its defaults.
+func New(cfg Config) (*Emitter, error) {
+	if cfg.Writer == nil {
+		return nil, errors.New("metrics: a writer is required")
 	}
-	return &Emitter{w: w, now: now}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Emitter{w: cfg.Writer, now: cfg.Now}, nil
 }
 
 type directive struct {

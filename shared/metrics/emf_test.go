@@ -9,7 +9,10 @@ import (
 
 func TestEmitWritesEMF(t *testing.T) {
 	var buf bytes.Buffer
-	e := New(&buf, func() time.Time { return time.UnixMilli(1796212800000) })
+	e, err := New(Config{Writer: &buf, Now: func() time.Time { return time.UnixMilli(1796212800000) }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.Emit(map[string]string{"Status": "succeeded", "Engine": "native"},
 		Metric{Name: "Turns", Unit: Count, Value: 1}, Metric{Name: "TurnCostMicros", Unit: None, Value: 239})
 	var doc map[string]any
@@ -33,4 +36,10 @@ func TestEmitWritesEMF(t *testing.T) {
 func TestNilEmitterDiscards(t *testing.T) {
 	var e *Emitter
 	e.Emit(map[string]string{"A": "b"}, Metric{Name: "X", Unit: Count, Value: 1}) // must not panic
+}
+
+func TestNewNeedsAWriter(t *testing.T) {
+	if _, err := New(Config{}); err == nil {
+		t.Error("an emitter without a writer was built")
+	}
 }

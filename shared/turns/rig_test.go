@@ -101,7 +101,10 @@ func newRig(t *testing.T, o rigOpts) *rig {
 	if engines == nil {
 		engines = map[turns.EngineName]turns.Engine{turns.Native: r.native}
 	}
-	emitter := metrics.New(r.emf, r.clock.Now)
+	emitter, err := metrics.New(metrics.Config{Writer: r.emf, Now: r.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	log := slog.New(slog.DiscardHandler)
 	installs, err := turns.NewInstallCache(turns.InstallCacheConfig{Store: ts, TTL: o.installTTL, Now: r.clock.Now})
 	if err != nil {

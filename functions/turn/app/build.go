@@ -98,5 +98,9 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Built{Handler: handler.New(svc, worker, d.Log), Service: svc, Worker: worker, Store: st}, nil
+	h, err := handler.New(handler.Config{Service: svc, Worker: worker, Log: d.Log})
+	if err != nil {
+		return nil, err
+	}
+	return &Built{Handler: h, Service: svc, Worker: worker, Store: st}, nil
 }

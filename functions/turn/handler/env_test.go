@@ -147,7 +147,11 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	worker, err := turns.NewWorker(turns.WorkerConfig{Store: ts, Engines: engines, Installs: installs, Metrics: metrics.New(emf, clk.Now), Now: clk.Now, Log: log})
+	emitter, err := metrics.New(metrics.Config{Writer: emf, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker, err := turns.NewWorker(turns.WorkerConfig{Store: ts, Engines: engines, Installs: installs, Metrics: emitter, Now: clk.Now, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,12 +169,16 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	svc, err := turns.NewService(turns.ServiceConfig{
 		Store: ts, Dispatcher: d, Limits: limits, DefaultEngine: turns.Native, FallbackConfigured: o.doURL != "",
-		Installs: installs, Metrics: metrics.New(emf, clk.Now), Now: clk.Now, Log: log,
+		Installs: installs, Metrics: emitter, Now: clk.Now, Log: log,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{h: handler.New(svc, worker, log), st: st, clock: clk, native: native, logs: logs, emf: emf, dbURL: db.URL}
+	h, err := handler.New(handler.Config{Service: svc, Worker: worker, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{h: h, st: st, clock: clk, native: native, logs: logs, emf: emf, dbURL: db.URL}
 }
 
 // event loads a SAM-style event file from testdata.

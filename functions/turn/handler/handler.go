@@ -26,12 +26,25 @@ type Handler struct {
 	log    *slog.Logger
 }
 
-// New wires a handler.
-func New(svc *turns.Service, worker *turns.Worker, log *slog.Logger) *Handler {
-	if log == nil {
-		log = slog.Default()
+// Config wires a Handler.
+type Config struct {
+	// Service serves the API; required.
+	Service *turns.Service
+	// Worker runs dispatched turns; required.
+	Worker *turns.Worker
+	// Log gets one line per request; nil means slog.Default().
+	Log *slog.Logger
+}
+
+// New checks cfg and fills its defaults.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Service == nil || cfg.Worker == nil {
+		return nil, errors.New("handler: a turn service and a worker are required")
 	}
-	return &Handler{svc: svc, worker: worker, log: log}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Handler{svc: cfg.Service, worker: cfg.Worker, log: cfg.Log}, nil
 }
 
 // DispatchEvent is the payload of the asynchronous self-invoke that runs

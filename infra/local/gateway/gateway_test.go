@@ -16,6 +16,7 @@ import (
 
 	"github.com/commonly/runtime/api"
 	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/shared/turns"
 )
 
 var secret = []byte("test-secret")
@@ -79,6 +80,32 @@ func TestGatewayBuildsAPIGatewayEvents(t *testing.T) {
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// noStore is never called: the requests of publicOnly's tests stop before
+// the turn service.
+type noStore struct{ turns.Store }
+
+// publicOnly is a handler whose turn service is never reached.
+func publicOnly(t *testing.T) *handler.Handler {
+	t.Helper()
+	limits, err := turns.ParseLimits(turns.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := turns.NewWorker(turns.WorkerConfig{Store: noStore{}, Log: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := turns.NewService(turns.ServiceConfig{Store: noStore{}, Dispatcher: turns.InlineDispatcher{Worker: w}, Limits: limits, Log: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := handler.New(handler.Config{Service: svc, Worker: w, Log: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 func TestServiceTokenCarriesTheServiceScope(t *testing.T) {
 	now := time.Now()
 	tok, err := MintServiceToken(secret, ServiceSubject, now)
@@ -98,7 +125,7 @@ func TestServiceTokenCarriesTheServiceScope(t *testing.T) {
 // without a token, and a bad token does not stop it (API Gateway gives the
 // route no authorizer); the other routes still answer 401.
 func TestPublicRouteNeedsNoToken(t *testing.T) {
-	h := handler.New(nil, nil, discardLogger())
+	h := publicOnly(t)
 	srv := httptest.NewServer(&Gateway{Secret: secret, Invoke: h.HandleHTTP, Log: discardLogger()})
 	defer srv.Close()
 	get := func(path, auth string) (int, string) {
