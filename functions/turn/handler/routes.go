@@ -79,7 +79,8 @@ func lookupRoute(key string) (route, bool) {
 
 // MatchRoute finds the route of a method and path, as API Gateway does,
 // and returns its RouteKey and path parameters; ok is false when no route
-// matches. methodAllowed reports whether the path matched another method.
+// matches. pathKnown reports whether the path matched a route of any
+// method, so that a miss is a 405 rather than a 404.
 func MatchRoute(method, path string) (routeKey string, params map[string]string, ok, pathKnown bool) {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	for _, r := range Routes {

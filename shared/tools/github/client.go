@@ -65,11 +65,13 @@ type TokenSource interface {
 	Token(ctx context.Context, userID, audience string) (string, error)
 }
 
-// Config wires a Client.
+// Config wires a Client. Zero values are the documented defaults; New
+// refuses what the client cannot run with.
 type Config struct {
 	// BaseURL defaults to DefaultURL.
 	BaseURL string
-	Tokens  TokenSource
+	// Tokens issues the user's GitHub tokens; required.
+	Tokens TokenSource
 	// HTTPClient defaults to one with a 15-second timeout.
 	HTTPClient *http.Client
 }
@@ -81,7 +83,7 @@ type Client struct {
 	hc     *http.Client
 }
 
-// New validates the configuration.
+// New checks cfg and fills its defaults.
 func New(cfg Config) (*Client, error) {
 	base := cfg.BaseURL
 	if base == "" {

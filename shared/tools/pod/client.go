@@ -63,11 +63,13 @@ type TokenSource interface {
 	Token(ctx context.Context, userID, audience string) (string, error)
 }
 
-// Config wires a Client.
+// Config wires a Client. Zero values are the documented defaults; New
+// refuses what the client cannot run with.
 type Config struct {
-	// BaseURL is the backend, COMMONLY_API_URL.
+	// BaseURL is the backend, COMMONLY_API_URL; required.
 	BaseURL string
-	Tokens  TokenSource
+	// Tokens issues the user's Commonly tokens; required.
+	Tokens TokenSource
 	// HTTPClient defaults to one with a 15-second timeout.
 	HTTPClient *http.Client
 	// Now stamps memory entries; it defaults to time.Now.
@@ -90,7 +92,7 @@ type Poster interface {
 
 var _ Poster = (*Client)(nil)
 
-// New validates the configuration.
+// New checks cfg and fills its defaults.
 func New(cfg Config) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
 	if err != nil || !httpwire.IsHTTPURL(u) {

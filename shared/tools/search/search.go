@@ -72,10 +72,13 @@ const (
 	maxURL            = 2048
 )
 
-// Config wires the tool.
+// Config wires the tool. Zero values are the documented defaults; New
+// refuses what the tool cannot run with.
 type Config struct {
-	Provider string // exa or tavily
-	APIKey   string
+	// Provider is exa or tavily; required.
+	Provider string
+	// APIKey is SEARCH_API_KEY; required.
+	APIKey string
 	// BaseURL overrides the provider's public endpoint (tests, proxies).
 	BaseURL string
 	// HTTPClient defaults to one with a 20-second timeout.
@@ -108,7 +111,7 @@ type result struct {
 	Snippet string `json:"snippet"`
 }
 
-// New validates the configuration.
+// New checks cfg and fills its defaults.
 func New(cfg Config) (*Tool, error) {
 	var p provider
 	switch cfg.Provider {
