@@ -189,7 +189,10 @@ func TestFaults(t *testing.T) {
 		}
 	})
 	t.Run("hang until the client gives up", func(t *testing.T) {
-		fake, url := serve(t, llmtest.Hang())
+		fake := llmtest.NewServer(key, llmtest.Hang())
+		fake.HangLimit = time.Minute // only the client may release it here
+		srv := httptest.NewServer(fake)
+		url := srv.URL
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/chat/completions", strings.NewReader(hello))
@@ -198,13 +201,16 @@ func TestFaults(t *testing.T) {
 			res.Body.Close()
 			t.Fatalf("hang answered %d", res.StatusCode)
 		}
-		// The handler returns once the client is gone.
-		deadline := time.Now().Add(5 * time.Second)
-		for fake.Requests()[0].Status == 0 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
+		// The handler returns once the client is gone; Close waits for it.
+		closed := make(chan struct{})
+		go func() { srv.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(5 * time.Second):
+			t.Fatal("hang was not released by the client's cancellation")
 		}
 		if fake.Requests()[0].Status == 0 {
-			t.Errorf("hang was not released by the client's cancellation")
+			t.Errorf("the released hang recorded no answer")
 		}
 	})
 }
