@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/tools"
 	"github.com/commonly/runtime/shared/tools/pod"
 	"github.com/commonly/runtime/shared/tools/pod/podtest"
@@ -252,6 +253,9 @@ func TestUpstreamFailures(t *testing.T) {
 			res := r.call(t, v.tool, v.args)
 			if res.Err == nil || !strings.Contains(res.Err.Error(), c.want) || res.Output != nil || res.Posted || res.Fatal != nil {
 				t.Errorf("%s on %d: %+v, want a tool error with %q", v.tool, c.status, res, c.want)
+			}
+			if e, ok := errors.AsType[*httpwire.Error](res.Err); !ok || e.Status != c.status {
+				t.Errorf("%s on %d: the status is not kept for the log: %#v", v.tool, c.status, res.Err)
 			}
 			assertNoSecret(t, r.broker, res)
 		}

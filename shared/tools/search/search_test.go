@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/tools"
 	"github.com/commonly/runtime/shared/tools/search"
 	"github.com/commonly/runtime/shared/tools/search/searchtest"
@@ -195,6 +196,9 @@ func TestProviderFailures(t *testing.T) {
 			}
 			if res.Usage.SearchQueries != 1 {
 				t.Errorf("status %d: a sent query must be priced", c.status)
+			}
+			if e, ok := errors.AsType[*httpwire.Error](res.Err); !ok || e.Status != c.status {
+				t.Errorf("status %d: the status is not kept for the log: %#v", c.status, res.Err)
 			}
 			assertNoKey(t, res)
 		}
