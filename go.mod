@@ -42,3 +42,5 @@ require (
 	github.com/tidwall/sjson v1.2.5 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
+
+replace github.com/truora/minidyn => ./third_party/minidyn
