@@ -2,6 +2,7 @@ package core
 
 import (
 	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -24,6 +25,9 @@ type index struct {
 	Table      *Table
 	refs       map[string]string
 	createdAt  time.Time
+	// keysDirty says sortedKeys no longer matches refs: writes only update
+	// refs and the next search sorts the keys once (see Table.keysDirty).
+	keysDirty bool
 }
 
 func newIndex(t *Table, typ indexType, ks keySchema) *index {
@@ -41,6 +45,17 @@ func newIndex(t *Table, typ indexType, ks keySchema) *index {
 func (i *index) Clear() {
 	i.sortedKeys = []string{}
 	i.refs = map[string]string{}
+	i.keysDirty = false
+}
+
+// keys returns sortedKeys, rebuilt from refs if a write changed them.
+func (i *index) keys() []string {
+	if i.keysDirty {
+		i.sortedKeys = slices.Sorted(maps.Values(i.refs))
+		i.keysDirty = false
+	}
+
+	return i.sortedKeys
 }
 
 type indexSnapshot struct {
@@ -49,8 +64,7 @@ type indexSnapshot struct {
 }
 
 func (i *index) snapshot() indexSnapshot {
-	keys := make([]string, len(i.sortedKeys))
-	copy(keys, i.sortedKeys)
+	keys := slices.Clone(i.keys())
 
 	refs := make(map[string]string, len(i.refs))
 	maps.Copy(refs, i.refs)
@@ -61,6 +75,7 @@ func (i *index) snapshot() indexSnapshot {
 func (i *index) restore(s indexSnapshot) {
 	i.sortedKeys = s.sortedKeys
 	i.refs = s.refs
+	i.keysDirty = false
 }
 
 // ProjectItem returns the attributes visible through this index's projection (ALL, KEYS_ONLY, INCLUDE).
@@ -112,78 +127,39 @@ func (i *index) projectInclude(item map[string]*types.Item) map[string]*types.It
 	return out
 }
 
+// putData indexes item under key: it adds or moves its reference, or drops
+// it when the item no longer has the index's key attributes (sparse index).
 func (i *index) putData(key string, item map[string]*types.Item) error {
 	indexKey, err := i.keySchema.GetKey(i.Table.AttributesDef, item)
-	if err != nil || indexKey == "" {
+	if err != nil {
 		return err
 	}
 
 	old, exists := i.refs[key]
 
-	i.refs[key] = indexKey
-
-	if !exists {
-		i.sortedKeys = append(i.sortedKeys, indexKey)
-		sort.Strings(i.sortedKeys)
-
+	switch {
+	case indexKey == "" && exists:
+		delete(i.refs, key)
+	case indexKey == "" || (exists && old == indexKey):
 		return nil
+	default:
+		i.refs[key] = indexKey
 	}
 
-	// On overwrite, reconcile sortedKeys so a changed index key does not leave
-	// a stale projection behind (and the new projection becomes searchable).
-	if old != indexKey {
-		pos := sort.SearchStrings(i.sortedKeys, old)
-		if pos >= len(i.sortedKeys) {
-			i.sortedKeys = append(i.sortedKeys, indexKey)
-		} else {
-			i.sortedKeys[pos] = indexKey
-		}
-
-		sort.Strings(i.sortedKeys)
-	}
+	i.keysDirty = true
 
 	return nil
 }
 
-func (i *index) updateData(key string, item, oldItem map[string]*types.Item) error {
-	indexKey, err := i.keySchema.GetKey(i.Table.AttributesDef, item)
-	if err != nil || indexKey == "" {
-		return err
-	}
-
-	old := i.refs[key]
-	i.refs[key] = indexKey
-
-	if old != indexKey {
-		pos := sort.SearchStrings(i.sortedKeys, old)
-		if pos >= len(i.sortedKeys) {
-			i.sortedKeys = append(i.sortedKeys, indexKey)
-		} else {
-			i.sortedKeys[pos] = indexKey
-		}
-
-		sort.Strings(i.sortedKeys)
-	}
-
-	return nil
+func (i *index) updateData(key string, item, _ map[string]*types.Item) error {
+	return i.putData(key, item)
 }
 
-func (i *index) delete(key string, item map[string]*types.Item) error {
-	delete(i.refs, key)
-
-	indexKey, err := i.keySchema.GetKey(i.Table.AttributesDef, item)
-	if err != nil || indexKey == "" {
-		return err
+func (i *index) delete(key string, _ map[string]*types.Item) error {
+	if _, exists := i.refs[key]; exists {
+		delete(i.refs, key)
+		i.keysDirty = true
 	}
-
-	pos := sort.SearchStrings(i.sortedKeys, indexKey)
-	if pos == len(i.sortedKeys) {
-		return err
-	}
-
-	copy(i.sortedKeys[pos:], i.sortedKeys[pos+1:])
-	i.sortedKeys[len(i.sortedKeys)-1] = ""
-	i.sortedKeys = i.sortedKeys[:len(i.sortedKeys)-1]
 
 	return nil
 }
@@ -235,5 +211,5 @@ func (i *index) getPrimaryKey(indexKey string) (string, bool) {
 }
 
 func (i *index) count() int64 {
-	return int64(len(i.sortedKeys))
+	return int64(len(i.keys()))
 }

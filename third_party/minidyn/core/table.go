@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -43,6 +44,10 @@ type Table struct {
 	NativeInterpreter    interpreter.Native
 	LangInterpreter      interpreter.Language
 	IndexActivationDelay time.Duration
+	// keysDirty says SortedKeys no longer matches Data: a write that adds or
+	// removes an item only sets it, and the next search sorts the keys once,
+	// so a write costs the same whatever the table holds.
+	keysDirty bool
 }
 
 // NewTable creates a new Table
@@ -348,10 +353,20 @@ func (t *Table) fetchQueryData(input QueryInput) (*index, []string) {
 		i := t.Indexes[input.Index]
 		i.startSearch(input.ScanIndexForward)
 
-		return i, i.sortedKeys
+		return i, i.keys()
 	}
 
-	return nil, t.SortedKeys
+	return nil, t.sortedKeys()
+}
+
+// sortedKeys returns SortedKeys, rebuilt from Data if a write changed the set of keys.
+func (t *Table) sortedKeys() []string {
+	if t.keysDirty {
+		t.SortedKeys = slices.Sorted(maps.Keys(t.Data))
+		t.keysDirty = false
+	}
+
+	return t.SortedKeys
 }
 
 func prepareSearch(input *QueryInput, index *index, k, startKey string) (string, bool) {
@@ -588,13 +603,11 @@ func (t *Table) matchKey(input QueryInput, item map[string]*types.Item) (interpr
 }
 
 func (t *Table) setItem(key string, item map[string]*types.Item) {
-	_, exists := t.Data[key]
-	t.Data[key] = item
-
-	if !exists {
-		t.SortedKeys = append(t.SortedKeys, key)
-		sort.Strings(t.SortedKeys)
+	if _, exists := t.Data[key]; !exists {
+		t.keysDirty = true
 	}
+
+	t.Data[key] = item
 }
 
 func (t *Table) getItem(key string) map[string]*types.Item {
@@ -610,6 +623,57 @@ func (t *Table) getItem(key string) map[string]*types.Item {
 func (t *Table) Clear() {
 	t.SortedKeys = []string{}
 	t.Data = map[string]map[string]*types.Item{}
+	t.keysDirty = false
+}
+
+// KeyItem returns the primary key attributes of item.
+func (t *Table) KeyItem(item map[string]*types.Item) map[string]*types.Item {
+	return t.KeySchema.getKeyItem(item)
+}
+
+// ItemCopy returns a deep copy of the item stored under key, or nil if there is none.
+func (t *Table) ItemCopy(key string) map[string]*types.Item {
+	item, ok := t.Data[key]
+	if !ok {
+		return nil
+	}
+
+	return deepCopyItemMap(item)
+}
+
+// RestoreItem puts back the stored state of one item: item, or its absence
+// when item is nil, in the table and its indexes. A transaction that fails
+// after some of its writes undoes them with it, at a cost of the items it
+// touched instead of a copy of every table.
+func (t *Table) RestoreItem(key string, item map[string]*types.Item) error {
+	current, exists := t.Data[key]
+
+	if item == nil {
+		if !exists {
+			return nil
+		}
+
+		delete(t.Data, key)
+		t.keysDirty = true
+
+		for _, index := range t.Indexes {
+			if err := index.delete(key, current); err != nil {
+				return err
+			}
+		}
+
+		return nil
+	}
+
+	t.setItem(key, item)
+
+	for _, index := range t.Indexes {
+		if err := index.putData(key, item); err != nil {
+			return err
+		}
+	}
+
+	return nil
 }
 
 // TableSnapshot captures a point-in-time copy of mutable table state for transactional rollback
@@ -626,8 +690,7 @@ func (t *Table) Snapshot() TableSnapshot {
 		data[k] = deepCopyItemMap(v)
 	}
 
-	keys := make([]string, len(t.SortedKeys))
-	copy(keys, t.SortedKeys)
+	keys := slices.Clone(t.sortedKeys())
 
 	indexes := make(map[string]indexSnapshot, len(t.Indexes))
 	for name, idx := range t.Indexes {
@@ -641,6 +704,7 @@ func (t *Table) Snapshot() TableSnapshot {
 func (t *Table) Restore(s TableSnapshot) {
 	t.Data = s.data
 	t.SortedKeys = s.sortedKeys
+	t.keysDirty = false
 
 	for name, idx := range t.Indexes {
 		if snap, ok := s.indexes[name]; ok {
@@ -961,15 +1025,7 @@ func (t *Table) Delete(input *types.DeleteItemInput) (map[string]*types.Item, er
 	item = copyItem(item)
 
 	delete(t.Data, key)
-
-	pos := sort.SearchStrings(t.SortedKeys, key)
-	if pos == len(t.SortedKeys) {
-		return item, nil
-	}
-
-	copy(t.SortedKeys[pos:], t.SortedKeys[pos+1:])
-	t.SortedKeys[len(t.SortedKeys)-1] = ""
-	t.SortedKeys = t.SortedKeys[:len(t.SortedKeys)-1]
+	t.keysDirty = true
 
 	for _, index := range t.Indexes {
 		err := index.delete(key, item)
@@ -988,7 +1044,7 @@ func (t *Table) Description(name string) *types.TableDescription {
 
 	return &types.TableDescription{
 		TableName:              name,
-		ItemCount:              int64(len(t.SortedKeys)),
+		ItemCount:              int64(len(t.Data)),
 		KeySchema:              t.KeySchema.describe(),
 		GlobalSecondaryIndexes: gsi,
 		LocalSecondaryIndexes:  lsi,
