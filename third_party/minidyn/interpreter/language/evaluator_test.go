@@ -226,6 +226,8 @@ func TestEvalFunctions(t *testing.T) {
 		{"contains(:strSet, :element)", TRUE},
 		{"contains(:binSet, :bin)", TRUE},
 		{"contains(:numSet, :num)", TRUE},
+		{"contains(:n, :element)", FALSE},
+		{"NOT contains(:n, :element)", TRUE},
 		{"attribute_type(:s, :type)", TRUE},
 		{"attribute_type(:nilVal, :nullType)", TRUE},
 		{"attribute_type(:n, :nullType)", FALSE},

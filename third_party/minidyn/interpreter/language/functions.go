@@ -128,6 +128,11 @@ func contains(args ...Object) Object {
 	path := args[0]
 	operand := args[1]
 
+	// DynamoDB evaluates contains() on a missing attribute to false.
+	if isUndefined(path) {
+		return FALSE
+	}
+
 	container, ok := path.(ContainerObject)
 	if !ok {
 		return newError("contains is not supported for path=%s", path.Type())
