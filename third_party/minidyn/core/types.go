@@ -102,7 +102,8 @@ func deepCopyTypesItem(it *types.Item) *types.Item {
 	out.SS = deepCopyStringPtrSlice(it.SS)
 	out.NS = deepCopyStringPtrSlice(it.NS)
 
-	if len(it.L) > 0 {
+	// An empty list or map is still one (not a NULL): test for nil, not length.
+	if it.L != nil {
 		out.L = make([]*types.Item, len(it.L))
 
 		for i, e := range it.L {
@@ -110,7 +111,7 @@ func deepCopyTypesItem(it *types.Item) *types.Item {
 		}
 	}
 
-	if len(it.M) > 0 {
+	if it.M != nil {
 		out.M = deepCopyItemMap(it.M)
 	}
 

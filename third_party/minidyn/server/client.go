@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +27,9 @@ type Client struct {
 	tableFailureErrs     map[string]error
 	unprocessedMatchers  map[string]func(int, map[string]*AttributeValue) bool
 	indexActivationDelay time.Duration
+	meta                 map[string]*tableMeta // by table name: stream and TTL
+	onChange             func([]ItemChange)
+	region, accountID    string // of stream ARNs
 }
 
 // NewClient creates a new in-memory DynamoDB-compatible client used by the HTTP server.
@@ -36,6 +41,9 @@ func NewClient() *Client {
 		langInterpreter:     &interpreter.Language{},
 		tableFailureErrs:    map[string]error{},
 		unprocessedMatchers: map[string]func(int, map[string]*AttributeValue) bool{},
+		meta:                map[string]*tableMeta{},
+		region:              "ddblocal",
+		accountID:           "000000000000",
 	}
 }
 
@@ -183,6 +191,9 @@ func (c *Client) getTable(tableName string) (*core.Table, error) {
 
 // CreateTable creates a new table in the in-memory engine.
 func (c *Client) CreateTable(ctx context.Context, input *CreateTableInput) (*CreateTableOutput, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
 	tableName := aws.ToString(input.TableName)
 	if _, ok := c.tables[tableName]; ok {
 		return nil, &ddbtypes.ResourceInUseException{Message: aws.String("Cannot create preexisting table")}
@@ -211,13 +222,22 @@ func (c *Client) CreateTable(ctx context.Context, input *CreateTableInput) (*Cre
 		return nil, mapKnownError(err)
 	}
 
-	c.tables[tableName] = table
+	m := &tableMeta{}
+	if err := c.updateStream(tableName, m, input.StreamSpecification); err != nil {
+		return nil, err
+	}
 
-	return &CreateTableOutput{TableDescription: mapTableDescriptionToDDB(table.Description(tableName))}, nil
+	c.tables[tableName] = table
+	c.meta[tableName] = m
+
+	return &CreateTableOutput{TableDescription: c.describe(table)}, nil
 }
 
 // UpdateTable applies metadata changes, including GSI updates.
 func (c *Client) UpdateTable(ctx context.Context, input *UpdateTableInput) (*UpdateTableOutput, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
 	tableName := aws.ToString(input.TableName)
 
 	table, ok := c.tables[tableName]
@@ -231,15 +251,78 @@ func (c *Client) UpdateTable(ctx context.Context, input *UpdateTableInput) (*Upd
 
 	for _, change := range mapGSIUpdate(input.GlobalSecondaryIndexUpdates) {
 		if err := table.ApplyIndexChange(change); err != nil {
-			return &UpdateTableOutput{TableDescription: mapTableDescriptionToDDB(table.Description(tableName))}, mapKnownError(err)
+			return &UpdateTableOutput{TableDescription: c.describe(table)}, mapKnownError(err)
 		}
 	}
 
-	return &UpdateTableOutput{TableDescription: mapTableDescriptionToDDB(table.Description(tableName))}, nil
+	if input.StreamSpecification != nil {
+		if err := c.updateStream(tableName, c.meta[tableName], input.StreamSpecification); err != nil {
+			return nil, err
+		}
+	}
+
+	return &UpdateTableOutput{TableDescription: c.describe(table)}, nil
+}
+
+// updateStream enables or disables the table's stream as spec says (nil: no stream).
+func (c *Client) updateStream(tableName string, m *tableMeta, spec *ddbtypes.StreamSpecification) error {
+	if spec == nil {
+		return nil
+	}
+
+	if !aws.ToBool(spec.StreamEnabled) {
+		if spec.StreamViewType != "" {
+			return validationError("StreamViewType cannot be specified when the stream is disabled")
+		}
+
+		m.streamViewType = ""
+
+		return nil
+	}
+
+	if !slices.Contains(spec.StreamViewType.Values(), spec.StreamViewType) {
+		return validationError("StreamViewType must be one of " + strings.Join(streamViewTypes(), ", "))
+	}
+
+	if m.streamEnabled() {
+		return &ddbtypes.ResourceInUseException{Message: aws.String("Table already has an enabled stream: " + m.streamARN)}
+	}
+
+	m.streamViewType = spec.StreamViewType
+	m.streamLabel = time.Now().UTC().Format("2006-01-02T15:04:05.000")
+	m.streamARN = "arn:aws:dynamodb:" + c.region + ":" + c.accountID + ":table/" + tableName + "/stream/" + m.streamLabel
+
+	return nil
+}
+
+func streamViewTypes() []string {
+	var out []string
+	for _, v := range ddbtypes.StreamViewType("").Values() {
+		out = append(out, string(v))
+	}
+
+	return out
+}
+
+// describe is the table's description with its stream.
+func (c *Client) describe(table *core.Table) *ddbtypes.TableDescription {
+	desc := mapTableDescriptionToDDB(table.Description(table.Name))
+
+	if m := c.meta[table.Name]; m != nil && m.streamARN != "" {
+		desc.LatestStreamArn, desc.LatestStreamLabel = aws.String(m.streamARN), aws.String(m.streamLabel)
+		if m.streamEnabled() {
+			desc.StreamSpecification = &ddbtypes.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: m.streamViewType}
+		}
+	}
+
+	return desc
 }
 
 // DeleteTable removes a table and its data.
 func (c *Client) DeleteTable(ctx context.Context, input *DeleteTableInput) (*DeleteTableOutput, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
 	tableName := aws.ToString(input.TableName)
 
 	table, err := c.getTable(tableName)
@@ -247,14 +330,18 @@ func (c *Client) DeleteTable(ctx context.Context, input *DeleteTableInput) (*Del
 		return nil, err
 	}
 
-	desc := mapTableDescriptionToDDB(table.Description(tableName))
+	desc := c.describe(table)
 	delete(c.tables, tableName)
+	delete(c.meta, tableName)
 
 	return &DeleteTableOutput{TableDescription: desc}, nil
 }
 
 // DescribeTable returns table metadata.
 func (c *Client) DescribeTable(ctx context.Context, input *DescribeTableInput) (*DescribeTableOutput, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
 	tableName := aws.ToString(input.TableName)
 
 	table, err := c.getTable(tableName)
@@ -262,7 +349,7 @@ func (c *Client) DescribeTable(ctx context.Context, input *DescribeTableInput) (
 		return nil, err
 	}
 
-	return &DescribeTableOutput{Table: mapTableDescriptionToDDB(table.Description(tableName))}, nil
+	return &DescribeTableOutput{Table: c.describe(table)}, nil
 }
 
 // ClearTable removes all data from a specific table, including its indexes.
@@ -306,6 +393,8 @@ func (c *Client) Reset() {
 	for name := range c.tables {
 		delete(c.tables, name)
 	}
+
+	clear(c.meta)
 }
 
 // PutItem inserts or replaces an item.
@@ -330,6 +419,8 @@ func (c *Client) PutItem(ctx context.Context, input *PutItemInput) (*PutItemOutp
 		return nil, err
 	}
 
+	watched, watching := c.watch(table, input.Item)
+
 	item, err := table.Put(&types.PutItemInput{
 		TableName:                   input.TableName,
 		ConditionExpression:         input.ConditionExpression,
@@ -343,6 +434,10 @@ func (c *Client) PutItem(ctx context.Context, input *PutItemInput) (*PutItemOutp
 	})
 	if err != nil {
 		return nil, mapKnownError(err)
+	}
+
+	if watching {
+		c.publish(false, watched)
 	}
 
 	return &PutItemOutput{Attributes: mapTypesMapToAttributeValue(item)}, nil
@@ -370,6 +465,8 @@ func (c *Client) DeleteItem(ctx context.Context, input *DeleteItemInput) (*Delet
 		return nil, err
 	}
 
+	watched, watching := c.watch(table, input.Key)
+
 	item, err := table.Delete(&types.DeleteItemInput{
 		TableName:                 input.TableName,
 		ConditionExpression:       input.ConditionExpression,
@@ -380,6 +477,10 @@ func (c *Client) DeleteItem(ctx context.Context, input *DeleteItemInput) (*Delet
 	})
 	if err != nil {
 		return nil, mapKnownError(err)
+	}
+
+	if watching {
+		c.publish(false, watched)
 	}
 
 	if input.ReturnValues == ddbtypes.ReturnValueAllOld {
@@ -412,6 +513,8 @@ func (c *Client) UpdateItem(ctx context.Context, input *UpdateItemInput) (*Updat
 		return nil, err
 	}
 
+	watched, watching := c.watch(table, input.Key)
+
 	item, err := table.Update(&types.UpdateItemInput{
 		TableName:                           input.TableName,
 		ConditionExpression:                 input.ConditionExpression,
@@ -425,6 +528,10 @@ func (c *Client) UpdateItem(ctx context.Context, input *UpdateItemInput) (*Updat
 	})
 	if err != nil {
 		return nil, mapKnownError(err)
+	}
+
+	if watching {
+		c.publish(false, watched)
 	}
 
 	return &UpdateItemOutput{Attributes: mapTypesMapToAttributeValue(item)}, nil
@@ -790,64 +897,163 @@ func (c *Client) batchGetItemForTable(ctx context.Context, tableName string, req
 	return responses, unprocessedKeys, nil
 }
 
-func (c *Client) prepareTransact(items []TransactWriteItem) (map[string]core.TableSnapshot, error) {
-	snapshots := map[string]core.TableSnapshot{}
+// transactOp is what one TransactWriteItem asks, whatever its kind.
+type transactOp struct {
+	tableName string
+	key       map[string]*AttributeValue // Put: the whole item
+	isPut     bool
+	condition string
+	names     map[string]string
+	values    map[string]*AttributeValue
+	returnOld bool
+	exprs     []string // every expression of the item, for the names and values check
+}
+
+func transactOpOf(item TransactWriteItem) (transactOp, error) {
+	allOld := ddbtypes.ReturnValuesOnConditionCheckFailureAllOld
+
+	switch {
+	case item.Put != nil:
+		p := item.Put
+
+		return transactOp{aws.ToString(p.TableName), p.Item, true, aws.ToString(p.ConditionExpression), p.ExpressionAttributeNames, p.ExpressionAttributeValues,
+			p.ReturnValuesOnConditionCheckFailure == allOld, []string{aws.ToString(p.ConditionExpression)}}, nil
+	case item.Update != nil:
+		u := item.Update
+
+		return transactOp{aws.ToString(u.TableName), u.Key, false, aws.ToString(u.ConditionExpression), u.ExpressionAttributeNames, u.ExpressionAttributeValues,
+			u.ReturnValuesOnConditionCheckFailure == allOld, []string{aws.ToString(u.UpdateExpression), aws.ToString(u.ConditionExpression)}}, nil
+	case item.Delete != nil:
+		d := item.Delete
+
+		return transactOp{aws.ToString(d.TableName), d.Key, false, aws.ToString(d.ConditionExpression), d.ExpressionAttributeNames, d.ExpressionAttributeValues,
+			d.ReturnValuesOnConditionCheckFailure == allOld, []string{aws.ToString(d.ConditionExpression)}}, nil
+	case item.ConditionCheck != nil:
+		cc := item.ConditionCheck
+
+		return transactOp{aws.ToString(cc.TableName), cc.Key, false, aws.ToString(cc.ConditionExpression), cc.ExpressionAttributeNames, cc.ExpressionAttributeValues,
+			cc.ReturnValuesOnConditionCheckFailure == allOld, []string{aws.ToString(cc.ConditionExpression)}}, nil
+	default:
+		return transactOp{}, validationError("transaction item must include one of Put, Update, Delete, or ConditionCheck")
+	}
+}
+
+// prepareTransact validates every item before anything is evaluated or
+// written, as DynamoDB does, and resolves the table and stored key of each.
+func (c *Client) prepareTransact(items []TransactWriteItem) ([]transactOp, []touched, error) {
+	ops := make([]transactOp, len(items))
+	targets := make([]touched, len(items))
 	seenKeys := make(map[string]struct{}, len(items))
 
-	for _, item := range items {
-		var tableName string
-		var rawKeyMap map[string]*AttributeValue
-
-		switch {
-		case item.Put != nil:
-			tableName, rawKeyMap = aws.ToString(item.Put.TableName), item.Put.Item
-		case item.Update != nil:
-			tableName, rawKeyMap = aws.ToString(item.Update.TableName), item.Update.Key
-		case item.Delete != nil:
-			tableName, rawKeyMap = aws.ToString(item.Delete.TableName), item.Delete.Key
-		case item.ConditionCheck != nil:
-			tableName, rawKeyMap = aws.ToString(item.ConditionCheck.TableName), item.ConditionCheck.Key
+	for i, item := range items {
+		op, err := transactOpOf(item)
+		if err != nil {
+			return nil, nil, err
 		}
 
-		if tableName == "" {
+		if err := validateExpressionAttributes(op.names, keysFromAttributeValueMap(op.values), op.exprs...); err != nil {
+			return nil, nil, err
+		}
+
+		if ferr := c.failureErrFor(op.tableName, ""); ferr != nil {
+			return nil, nil, ferr
+		}
+
+		table, err := c.getTable(op.tableName)
+		if err != nil {
+			return nil, nil, mapKnownError(err)
+		}
+
+		keyMap := mapAttributeValueMapToTypes(op.key)
+		if vErr := types.ValidateItemMap(keyMap); vErr != nil {
+			return nil, nil, mapKnownError(types.NewError("ValidationException", vErr.Error(), nil))
+		}
+
+		if !op.isPut {
+			if keyErr := table.ValidatePrimaryKeyMap(keyMap); keyErr != nil {
+				return nil, nil, validationError(keyErr.Error())
+			}
+		}
+
+		key, err := table.KeySchema.GetKey(table.AttributesDef, keyMap)
+		if err != nil {
+			return nil, nil, validationError(err.Error())
+		}
+
+		id := op.tableName + "|" + key
+		if _, exists := seenKeys[id]; exists {
+			return nil, nil, validationError("Transaction request cannot include multiple operations on one item")
+		}
+
+		seenKeys[id] = struct{}{}
+		ops[i], targets[i] = op, touched{table: table, key: key}
+	}
+
+	return ops, targets, nil
+}
+
+// checkTransactConditions evaluates every item's condition against the
+// items as they are before the transaction and cancels it, with a reason
+// for each item, if any fails: DynamoDB reports every failed condition, not
+// only the first.
+func checkTransactConditions(ops []transactOp, targets []touched) error {
+	reasons := make([]ddbtypes.CancellationReason, len(ops))
+	codes := make([]string, len(ops))
+	failed := false
+
+	for i, op := range ops {
+		reasons[i], codes[i] = ddbtypes.CancellationReason{Code: aws.String("None")}, "None"
+
+		if op.condition == "" {
 			continue
 		}
 
-		if ferr := c.failureErrFor(tableName, ""); ferr != nil {
-			return nil, ferr
+		t := targets[i]
+
+		stored, exists := t.table.Data[t.key]
+		if !exists {
+			stored = map[string]*types.Item{}
 		}
 
-		if _, alreadySnapped := snapshots[tableName]; !alreadySnapped {
-			table, err := c.getTable(tableName)
-			if err != nil {
-				return nil, mapKnownError(err)
-			}
-
-			snapshots[tableName] = table.Snapshot()
+		matched, err := t.table.InterpreterMatch(interpreter.MatchInput{
+			TableName:      t.table.Name,
+			Expression:     op.condition,
+			ExpressionType: interpreter.ExpressionTypeConditional,
+			Item:           stored,
+			Aliases:        op.names,
+			Attributes:     mapAttributeValueMapToTypes(op.values),
+		})
+		if err != nil {
+			return validationError(err.Error())
 		}
 
-		table := c.tables[tableName]
-		internalKeyMap := mapAttributeValueMapToTypes(rawKeyMap)
+		if matched {
+			continue
+		}
 
-		if key, err := table.KeySchema.GetKey(table.AttributesDef, internalKeyMap); err == nil {
-			id := tableName + "|" + key
+		failed = true
+		codes[i] = "ConditionalCheckFailed"
+		reasons[i] = ddbtypes.CancellationReason{Code: aws.String(codes[i]), Message: aws.String(core.ErrConditionalRequestFailed.Error())}
 
-			if _, exists := seenKeys[id]; exists {
-				return nil, &smithy.GenericAPIError{
-					Code:    "ValidationException",
-					Message: "Transaction request cannot include multiple operations on one item",
-				}
-			}
-
-			seenKeys[id] = struct{}{}
+		if op.returnOld && exists {
+			reasons[i].Item = mapTypesMapToDDBAttributeValue(stored)
 		}
 	}
 
-	return snapshots, nil
+	if !failed {
+		return nil
+	}
+
+	return &ddbtypes.TransactionCanceledException{
+		Message:             aws.String("Transaction cancelled, please refer cancellation reasons for specific reasons [" + strings.Join(codes, ", ") + "]"),
+		CancellationReasons: reasons,
+	}
 }
 
 // TransactWriteItems executes a set of Put, Update, Delete, and ConditionCheck operations atomically.
-// If any operation fails the entire transaction is  rolled back via table snapshots captured before execution begins.
+// Every condition is checked first; then the writes are applied, each item's previous state kept,
+// and if one fails the ones before it are put back. Its cost depends on the items it touches, not
+// on the size of the tables. The client's lock serialises it with every other request.
 func (c *Client) TransactWriteItems(ctx context.Context, input *TransactWriteItemsInput) (*TransactWriteItemsOutput, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -856,29 +1062,36 @@ func (c *Client) TransactWriteItems(ctx context.Context, input *TransactWriteIte
 		return nil, c.forceFailureErr
 	}
 
-	snapshots, err := c.prepareTransact(input.TransactItems)
+	ops, targets, err := c.prepareTransact(input.TransactItems)
 	if err != nil {
 		return nil, err
 	}
 
-	var execErr error
-
-	defer func() {
-		if execErr != nil {
-			for name, snap := range snapshots {
-				c.tables[name].Restore(snap)
-			}
-		}
-	}()
+	if err := checkTransactConditions(ops, targets); err != nil {
+		return nil, err
+	}
 
 	n := len(input.TransactItems)
+	written := make([]touched, 0, n)
 
 	for i, item := range input.TransactItems {
-		execErr = c.runTransactItem(i, n, item)
-		if execErr != nil {
+		if item.ConditionCheck != nil {
+			continue
+		}
+
+		written = append(written, touch(targets[i].table, targets[i].key))
+
+		if execErr := c.runTransactItem(i, n, item); execErr != nil {
+			for j := len(written) - 1; j >= 0; j-- {
+				// Putting back a state the table held cannot fail its key checks.
+				_ = written[j].table.RestoreItem(written[j].key, written[j].old)
+			}
+
 			return nil, execErr
 		}
 	}
+
+	c.publish(false, written...)
 
 	return &TransactWriteItemsOutput{}, nil
 }
@@ -992,8 +1205,6 @@ func (c *Client) runTransactItem(i, n int, item TransactWriteItem) error {
 		return c.runTransactUpdate(i, n, item.Update)
 	case item.Delete != nil:
 		return c.runTransactDelete(i, n, item.Delete)
-	case item.ConditionCheck != nil:
-		return c.runTransactConditionCheck(i, n, item.ConditionCheck)
 	default:
 		return &smithy.GenericAPIError{Code: "ValidationException", Message: "transaction item must include one of Put, Update, Delete, or ConditionCheck"}
 	}
@@ -1070,62 +1281,6 @@ func (c *Client) runTransactDelete(i, n int, del *Delete) error {
 		Key:                       mapAttributeValueMapToTypes(del.Key),
 	}); opErr != nil {
 		return newServerTransactionCancelledError(i, n, opErr)
-	}
-
-	return nil
-}
-
-func (c *Client) runTransactConditionCheck(i, n int, check *ConditionCheck) error {
-	if vErr := validateExpressionAttributes(check.ExpressionAttributeNames, keysFromAttributeValueMap(check.ExpressionAttributeValues), aws.ToString(check.ConditionExpression)); vErr != nil {
-		return vErr
-	}
-
-	table, tErr := c.getTable(aws.ToString(check.TableName))
-	if tErr != nil {
-		return mapKnownError(tErr)
-	}
-
-	keyMap := mapAttributeValueMapToTypes(check.Key)
-	if vErr := types.ValidateItemMap(keyMap); vErr != nil {
-		return mapKnownError(types.NewError("ValidationException", vErr.Error(), nil))
-	}
-
-	if keyErr := table.ValidatePrimaryKeyMap(keyMap); keyErr != nil {
-		return &smithy.GenericAPIError{Code: "ValidationException", Message: keyErr.Error()}
-	}
-
-	key, kErr := table.KeySchema.GetKey(table.AttributesDef, keyMap)
-	if kErr != nil {
-		return &smithy.GenericAPIError{Code: "ValidationException", Message: kErr.Error()}
-	}
-
-	stored := table.Data[key]
-	if stored == nil {
-		stored = map[string]*types.Item{}
-	}
-
-	matched, mErr := table.InterpreterMatch(interpreter.MatchInput{
-		TableName:      table.Name,
-		Expression:     aws.ToString(check.ConditionExpression),
-		ExpressionType: interpreter.ExpressionTypeConditional,
-		Item:           stored,
-		Aliases:        check.ExpressionAttributeNames,
-		Attributes:     mapAttributeValueMapToTypes(check.ExpressionAttributeValues),
-	})
-	if mErr != nil {
-		return &smithy.GenericAPIError{Code: "ValidationException", Message: mErr.Error()}
-	}
-
-	if !matched {
-		checkErr := &types.ConditionalCheckFailedException{
-			MessageText: core.ErrConditionalRequestFailed.Error(),
-		}
-
-		if check.ReturnValuesOnConditionCheckFailure == ddbtypes.ReturnValuesOnConditionCheckFailureAllOld {
-			checkErr.Item = stored
-		}
-
-		return newServerTransactionCancelledError(i, n, checkErr)
 	}
 
 	return nil

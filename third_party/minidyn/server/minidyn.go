@@ -132,3 +132,32 @@ func (s *Server) Reset() error {
 
 	return nil
 }
+
+// OnItemChanges registers f to receive the changes each successful write
+// request commits to a table with an enabled stream (PutItem, UpdateItem,
+// DeleteItem, each item of BatchWriteItem, a transaction's items together,
+// ExpireItems), in commit order: the changes of one item arrive in the order
+// of its writes. A write that changed nothing, a failed condition and a
+// cancelled transaction produce none. f runs while the write still holds the
+// server's lock: it must be quick and must not call the server. nil removes
+// the listener.
+func (s *Server) OnItemChanges(f func([]ItemChange)) {
+	if s == nil || s.client == nil {
+		return
+	}
+
+	s.client.mu.Lock()
+	defer s.client.mu.Unlock()
+
+	s.client.onChange = f
+}
+
+// ExpireItems runs the Time to Live process once at now (see Client.ExpireItems)
+// and returns how many items it deleted.
+func (s *Server) ExpireItems(now time.Time) int {
+	if s == nil || s.client == nil {
+		return 0
+	}
+
+	return s.client.ExpireItems(now)
+}

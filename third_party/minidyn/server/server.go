@@ -18,9 +18,23 @@ type Server struct {
 }
 
 // NewServer creates an HTTP handler exposing the DynamoDB-compatible API.
-func NewServer() *Server {
-	return &Server{client: NewClient()}
+func NewServer(opts ...Option) *Server {
+	c := NewClient()
+	for _, opt := range opts {
+		opt(c)
+	}
+
+	return &Server{client: c}
 }
+
+// Option configures a Server.
+type Option func(*Client)
+
+// WithRegion sets the region in the ARNs of the tables' streams (default "ddblocal").
+func WithRegion(region string) Option { return func(c *Client) { c.region = region } }
+
+// WithAccountID sets the account in the ARNs of the tables' streams (default "000000000000").
+func WithAccountID(id string) Option { return func(c *Client) { c.accountID = id } }
 
 // ServeHTTP dispatches DynamoDB JSON API requests based on X-Amz-Target.
 //
@@ -121,6 +135,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var input TransactWriteItemsInput
 		if err = decoder.Decode(&input); err == nil {
 			resp, err = s.client.TransactWriteItems(context.Background(), &input)
+		}
+	case "UpdateTimeToLive":
+		var input UpdateTimeToLiveInput
+		if err = decoder.Decode(&input); err == nil {
+			resp, err = s.client.UpdateTimeToLive(context.Background(), &input)
+		}
+	case "DescribeTimeToLive":
+		var input DescribeTimeToLiveInput
+		if err = decoder.Decode(&input); err == nil {
+			resp, err = s.client.DescribeTimeToLive(context.Background(), &input)
 		}
 	case "TransactGetItems":
 		var input TransactGetItemsInput
