@@ -15,11 +15,17 @@ import (
 // tableCreator is what CreateTables needs.
 type tableCreator interface {
 	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
+	DescribeTimeToLive(ctx context.Context, in *dynamodb.DescribeTimeToLiveInput, opts ...func(*dynamodb.Options)) (*dynamodb.DescribeTimeToLiveOutput, error)
+	UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLiveInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
 }
 
+var _ tableCreator = (*dynamodb.Client)(nil)
+
 // CreateTables creates both tables with the schema the CDK stack deploys
-// (keys and the live-sandbox index). It is for the local stack and tests;
-// in AWS the stack owns the tables. Existing tables are left alone.
+// (keys, the live-sandbox index, the runs stream) and enables their Time
+// to Live on keys.TTL. It is for the local stack and tests; in AWS the
+// stack owns the tables. Existing tables are left alone, but get their TTL
+// if it is off.
 func CreateTables(ctx context.Context, db tableCreator, t Tables) error {
 	s := func(name string) types.AttributeDefinition {
 		return types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: types.ScalarAttributeTypeS}
@@ -56,6 +62,30 @@ func CreateTables(ctx context.Context, db tableCreator, t Tables) error {
 		if err != nil && !errors.As(err, &inUse) {
 			return fmt.Errorf("create table %s: %w", aws.ToString(in.TableName), err)
 		}
+		if err := enableTTL(ctx, db, aws.ToString(in.TableName)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enableTTL turns on the table's Time to Live on keys.TTL unless it is on
+// (or turning on) already.
+func enableTTL(ctx context.Context, db tableCreator, table string) error {
+	out, err := db.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
+	if err != nil {
+		return fmt.Errorf("describe time to live of %s: %w", table, err)
+	}
+	if d := out.TimeToLiveDescription; d != nil && aws.ToString(d.AttributeName) == keys.TTL &&
+		(d.TimeToLiveStatus == types.TimeToLiveStatusEnabled || d.TimeToLiveStatus == types.TimeToLiveStatusEnabling) {
+		return nil
+	}
+	_, err = db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName:               aws.String(table),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(keys.TTL), Enabled: aws.Bool(true)},
+	})
+	if err != nil {
+		return fmt.Errorf("enable time to live on %s: %w", table, err)
 	}
 	return nil
 }
