@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -70,6 +71,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 		return err
 	}
 	defer db.Close()
+	tables, err := db.Describe(ctx, cfg.Tables.State, cfg.Tables.Runs)
+	if err != nil {
+		return err
+	}
 	// The real SDK client, pointed at the embedded server through the
 	// standard endpoint variable, exactly as it would be at any endpoint.
 	// The region and dummy credentials only where unset.
@@ -98,8 +103,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	go func() { errc <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
 
-	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded, tables %s, %s)\n  dispatch:   %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
-		base, base+api.Path, db.URL, cfg.Tables.State, cfg.Tables.Runs, cfg.Dispatch, modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
+	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded)%s\n  dispatch:   %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
+		base, base+api.Path, db.URL, tablesLabel(tables), cfg.Dispatch, modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
 	if err := demo(ctx, base, secret, cfg, pods, out); err != nil {
 		fmt.Fprintln(out, "demo failed:", err)
 	}
@@ -131,6 +136,16 @@ func localEnv(getenv func(string) string) map[string]string {
 		}
 	}
 	return env
+}
+
+// tablesLabel is a line per table: its stream and TTL, as the embedded
+// server reports them.
+func tablesLabel(tables []embedded.TableInfo) string {
+	var b strings.Builder
+	for _, t := range tables {
+		b.WriteString("\n              " + t.String())
+	}
+	return b.String()
 }
 
 func modelLabel(cfg app.Config) string {
