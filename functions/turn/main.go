@@ -13,10 +13,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/shared/gomaxprocs"
 	"github.com/commonly/runtime/shared/metrics"
+	"github.com/commonly/runtime/shared/secrets"
 )
 
 func main() {
@@ -35,11 +37,16 @@ func main() {
 
 // setup loads the configuration and builds the clients once per container.
 func setup(ctx context.Context, log *slog.Logger) (func(context.Context, json.RawMessage) (any, error), error) {
-	cfg, err := app.LoadConfig(os.Getenv)
+	awsCfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, err
 	}
-	awsCfg, err := config.LoadDefaultConfig(ctx)
+	// In AWS each secret comes as X_SECRET_ARN, read here once.
+	getenv, err := secrets.Resolve(ctx, os.Getenv, secretsmanager.NewFromConfig(awsCfg), secrets.Names...)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := app.LoadConfig(getenv)
 	if err != nil {
 		return nil, err
 	}

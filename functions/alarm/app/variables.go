@@ -1,0 +1,13 @@
+// Package app will hold the alarm function's configuration and wiring
+// (its own issue). Today it holds the variables of its deployed contract,
+// which the CDK stack is checked against.
+package app
+
+// Variables are the environment variables the alarm function reads,
+// sorted. The CDK stack declares exactly these on AlarmFunction; whoever
+// makes the function read another variable adds it here.
+var Variables = []string{
+	"DAILY_SPEND_ALARM_USD",
+	"EVENT_BUS_NAME",
+	"STATE_TABLE",
+}
