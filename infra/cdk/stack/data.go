@@ -1,0 +1,68 @@
+package stack
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/commonly/runtime/shared/keys"
+)
+
+// TTLAttribute is the attribute both tables expire items on (epoch
+// seconds; the team's design notes say which items carry it).
+const TTLAttribute = "ttl"
+
+// Construct ids of the tables, which `make invoke` finds them by.
+const (
+	StateTableID = "StateTable"
+	RunsTableID  = "RunsTable"
+)
+
+// Data is the two tables, as store.CreateTables describes them (a test
+// checks that they agree).
+type Data struct {
+	State awsdynamodb.Table
+	Runs  awsdynamodb.Table
+}
+
+func newData(scope constructs.Construct, s *Settings) *Data {
+	c := constructs.NewConstruct(scope, jsii.String("Data"))
+	str := func(name string) *awsdynamodb.Attribute {
+		return &awsdynamodb.Attribute{Name: jsii.String(name), Type: awsdynamodb.AttributeType_STRING}
+	}
+	// Production data outlives a mistaken delete of the stack or the table;
+	// other stages' data is disposable.
+	removal := awscdk.RemovalPolicy_DESTROY
+	if s.Production {
+		removal = awscdk.RemovalPolicy_RETAIN
+	}
+	common := func(p *awsdynamodb.TableProps) *awsdynamodb.TableProps {
+		p.BillingMode = awsdynamodb.BillingMode_PAY_PER_REQUEST
+		p.TimeToLiveAttribute = jsii.String(TTLAttribute)
+		p.PointInTimeRecoverySpecification = &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)}
+		p.DeletionProtection = jsii.Bool(s.Production)
+		p.RemovalPolicy = removal
+		return p
+	}
+	d := &Data{
+		// Installs, plans, per-user-day usage, idempotency keys, sandboxes.
+		State: awsdynamodb.NewTable(c, jsii.String(StateTableID), common(&awsdynamodb.TableProps{
+			PartitionKey: str(keys.PK),
+			SortKey:      str(keys.SK),
+		})),
+		// One AgentRun per item; its stream feeds the alarm function.
+		Runs: awsdynamodb.NewTable(c, jsii.String(RunsTableID), common(&awsdynamodb.TableProps{
+			PartitionKey: str(keys.RunID),
+			Stream:       awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+		})),
+	}
+	// Live sandboxes, sparse, so the reaper finds the expired ones without a scan.
+	d.State.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String(keys.LiveIndex),
+		PartitionKey:   str(keys.GSI1PK),
+		SortKey:        str(keys.GSI1SK),
+		ProjectionType: awsdynamodb.ProjectionType_ALL,
+	})
+	return d
+}

@@ -1,0 +1,151 @@
+package stack
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/commonly/runtime/shared/metrics"
+)
+
+// Metrics the dashboard reads from the runtime's namespace
+// (metrics.Namespace), by name. The functions emit them as EMF; the
+// dashboard searches each by name over whatever dimensions it has, so a
+// dimension added later shows up without a change here.
+const (
+	MetricTurns           = "Turns"                 // by Engine and Status (turns.Worker)
+	MetricTurnsFailed     = "TurnsFailed"           // by ErrorKind
+	MetricCeilingRefusals = "TurnsRefusedAtCeiling" // by Plan (turns.Service)
+	MetricTurnCost        = "TurnCostMicros"        // by Engine and Status (turns.Worker)
+	MetricSandboxesKilled = "SandboxesKilled"       // the reaper's sweep
+	MetricRunsInterrupted = "RunsInterrupted"       // the reaper's sweep
+)
+
+// Alarm thresholds, each with its reason.
+const (
+	// Any crash or timeout of the alarm function is a stream batch not
+	// processed; a turn function error is a dispatch that Lambda retries.
+	errorsThreshold = 1
+	// The spend alarm and the usage's cost trail the runs by the
+	// iterator's age: two minutes behind for five minutes is a stuck or
+	// throttled consumer.
+	iteratorAgeThresholdMs = 120_000
+	iteratorAgePeriods     = 5
+	// The reaper runs each minute; three failed sweeps in a row (the
+	// function fails only when neither source could be read) is an
+	// outage, not a blip.
+	reaperFailedSweeps = 3
+)
+
+// Observability is the dashboard and the alarms, which tell the ops topic.
+type Observability struct {
+	Dashboard awscloudwatch.Dashboard
+	Alarms    map[string]awscloudwatch.Alarm
+}
+
+func newObservability(scope constructs.Construct, s *Settings, ev *Events, t *Turn, a *Alarm, r *Reaper) *Observability {
+	c := constructs.NewConstruct(scope, jsii.String("Observability"))
+	o := &Observability{Alarms: map[string]awscloudwatch.Alarm{}}
+	five, minute, day := awscdk.Duration_Minutes(jsii.Number(5)), awscdk.Duration_Minutes(jsii.Number(1)), awscdk.Duration_Days(jsii.Number(1))
+	action := awscloudwatchactions.NewSnsAction(ev.OpsTopic)
+	alarm := func(id, description string, m awscloudwatch.IMetric, threshold, periods float64) {
+		al := awscloudwatch.NewAlarm(c, jsii.String(id), &awscloudwatch.AlarmProps{
+			AlarmDescription:   jsii.String(description),
+			Metric:             m,
+			Threshold:          jsii.Number(threshold),
+			EvaluationPeriods:  jsii.Number(periods),
+			DatapointsToAlarm:  jsii.Number(periods),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+			// No data is no failure (an idle function, an empty queue).
+			TreatMissingData: awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		al.AddAlarmAction(action)
+		al.AddOkAction(action)
+		o.Alarms[id] = al
+	}
+	sum := jsii.String("Sum")
+	errors := func(fn awslambda.Function, period awscdk.Duration) awscloudwatch.Metric {
+		return fn.MetricErrors(&awscloudwatch.MetricOptions{Period: period, Statistic: sum})
+	}
+	depth := func(q awssqs.Queue) awscloudwatch.Metric {
+		return q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")})
+	}
+	iteratorAge := a.Function.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")})
+	scheduleFailures := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String("AWS/Events"), MetricName: jsii.String("FailedInvocations"),
+		DimensionsMap: &map[string]*string{"RuleName": r.Schedule.RuleName()}, Period: five, Statistic: sum,
+	})
+
+	alarm("TurnErrors", "The turn function failed (a crash or a timeout; an async dispatch is retried).", errors(t.Function, five), errorsThreshold, 1)
+	alarm("AlarmErrors", "The alarm function failed a stream batch (it is retried, then its range goes to the stream failure queue).", errors(a.Function, five), errorsThreshold, 1)
+	alarm("ReaperFailures", fmt.Sprintf("The reaper failed %d sweeps in a row: neither E2B nor the state table could be read.", reaperFailedSweeps), errors(r.Function, minute), errorsThreshold, reaperFailedSweeps)
+	alarm("ReaperScheduleFailures", "EventBridge could not invoke the reaper.", scheduleFailures, 1, 1)
+	alarm("DispatchFailuresQueued", "Turn dispatches that Lambda gave up on are in the dispatch failure queue: their runs were not run.", depth(t.DispatchFailures), 1, 1)
+	alarm("StreamFailuresQueued", "Runs-stream batches that the alarm function gave up on are in the stream failure queue: their costs are not counted.", depth(a.StreamFailures), 1, 1)
+	alarm("StreamIteratorAge", "The alarm function is behind the runs stream: spend alarms and the day's cost are late.", iteratorAge, iteratorAgeThresholdMs, iteratorAgePeriods)
+
+	search := func(label, metric, stat string, period awscdk.Duration) awscloudwatch.IMetric {
+		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Label:        jsii.String(label),
+			Expression:   jsii.String(searchExpr(metric, stat, period)),
+			UsingMetrics: &map[string]awscloudwatch.IMetric{},
+			Period:       period,
+		})
+	}
+	graph := func(title string, metrics ...awscloudwatch.IMetric) awscloudwatch.IWidget {
+		return awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+			Title: jsii.String(title), Left: &metrics, Width: jsii.Number(8), Height: jsii.Number(6),
+		})
+	}
+	costUSD := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Label:        jsii.String("cost USD per UTC day"),
+		Expression:   jsii.String(fmt.Sprintf("SUM(%s)/1000000", searchExpr(MetricTurnCost, "Sum", day))),
+		UsingMetrics: &map[string]awscloudwatch.IMetric{},
+		Period:       day,
+	})
+	alarmsRaised := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String("AWS/Events"), MetricName: jsii.String("TriggeredRules"), Label: jsii.String("spend alarms raised"),
+		DimensionsMap: &map[string]*string{"EventBusName": ev.Bus.EventBusName(), "RuleName": ev.SpendAlarms.RuleName()},
+		Period:        five, Statistic: sum,
+	})
+	var alarmWidgets []awscloudwatch.IWidget
+	for _, id := range []string{"TurnErrors", "AlarmErrors", "ReaperFailures", "ReaperScheduleFailures", "DispatchFailuresQueued", "StreamFailuresQueued", "StreamIteratorAge"} {
+		alarmWidgets = append(alarmWidgets, awscloudwatch.NewAlarmWidget(&awscloudwatch.AlarmWidgetProps{
+			Title: jsii.String(id), Alarm: o.Alarms[id], Width: jsii.Number(6), Height: jsii.Number(4),
+		}))
+	}
+	o.Dashboard = awscloudwatch.NewDashboard(c, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
+		DefaultInterval: awscdk.Duration_Days(jsii.Number(1)),
+		Widgets: &[]*[]awscloudwatch.IWidget{
+			{
+				graph("Turns by engine and status", search("turns", MetricTurns, "Sum", five)),
+				graph("Failures by errorKind", search("failed turns", MetricTurnsFailed, "Sum", five)),
+				graph("Ceiling refusals", search("refused at ceiling", MetricCeilingRefusals, "Sum", five)),
+			},
+			{
+				graph("Cost per UTC day (USD)", costUSD),
+				graph("Sandboxes reaped, runs interrupted", search("sandboxes killed", MetricSandboxesKilled, "Sum", five), search("runs interrupted", MetricRunsInterrupted, "Sum", five)),
+				graph("Spend alarms raised", alarmsRaised),
+			},
+			{
+				graph("Runs stream iterator age (ms)", iteratorAge),
+				graph("Function errors", errors(t.Function, five), errors(a.Function, five), errors(r.Function, five)),
+				graph("Failure queues", depth(t.DispatchFailures), depth(a.StreamFailures)),
+			},
+			&alarmWidgets,
+		},
+	})
+	return o
+}
+
+// searchExpr finds a metric of the runtime's namespace by name, over every
+// combination of its dimensions (one line each).
+func searchExpr(metric, stat string, period awscdk.Duration) string {
+	return fmt.Sprintf(`SEARCH('Namespace="%s" MetricName="%s"', '%s', %d)`, metrics.Namespace, metric, stat, int(*period.ToSeconds(nil)))
+}

@@ -1,0 +1,79 @@
+package stack
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/commonly/runtime/shared/keys"
+)
+
+// Reaper settings, each with its reason.
+const (
+	// ReaperSchedule is the sweep's schedule: a sandbox outlives its
+	// three-minute lifetime by at most a minute.
+	ReaperSchedule = "rate(1 minute)"
+	// Below the schedule's period, so one sweep ends before the next;
+	// the sweep's own deadline sits below this timeout.
+	reaperTimeoutSeconds = 55
+	// Listing and killing sandboxes is I/O with bounded concurrency.
+	reaperMemoryMB = 256
+)
+
+// reaperSecrets are the reaper's secret variables.
+var reaperSecrets = []string{"E2B_API_KEY"}
+
+// Reaper is the reaper function and its schedule.
+type Reaper struct {
+	*function
+	Schedule awsevents.Rule
+}
+
+func newReaper(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Reaper, error) {
+	c := constructs.NewConstruct(scope, jsii.String("Reaper"))
+	empty := jsii.String("")
+	env := environment{
+		"STAGE":       jsii.String(s.Stage),
+		"STATE_TABLE": d.State.TableName(),
+		"RUNS_TABLE":  d.Runs.TableName(),
+		"SANDBOX":     jsii.String("e2b"),
+		"E2B_DOMAIN":  empty, "E2B_API_URL": empty, "SANDBOX_LIFETIME": empty,
+	}
+	owned := append([]string{"STAGE", "STATE_TABLE", "RUNS_TABLE"}, reaperSecrets...)
+	owned = append(owned, secretARNVars(reaperSecrets...)...)
+	fn, err := newFunction(c, s, functionSpec{
+		id:          ReaperFunctionID,
+		dir:         "reaper",
+		description: "Commonly hosted runtime: every minute, kills sandboxes past their lifetime and closes orphaned runs",
+		memoryMB:    reaperMemoryMB,
+		timeout:     awscdk.Duration_Seconds(jsii.Number(reaperTimeoutSeconds)),
+		env:         env,
+		secrets:     func(role awsiam.IRole) { x.declare(env, role, reaperSecrets...) },
+		override:    func() error { return env.override(ReaperFunctionID, s.Environment[ReaperFunctionID], owned...) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A missed sweep is replaced by the next one: no retries, and an
+	// event older than the period is dropped.
+	fn.Function.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
+		RetryAttempts: jsii.Number(0),
+		MaxEventAge:   awscdk.Duration_Seconds(jsii.Number(60)),
+	})
+	r := &Reaper{function: fn}
+	r.Schedule = awsevents.NewRule(c, jsii.String("Schedule"), &awsevents.RuleProps{
+		Description: jsii.String("The reaper's sweep"),
+		Schedule:    awsevents.Schedule_Expression(jsii.String(ReaperSchedule)),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn.Function, &awseventstargets.LambdaFunctionProps{
+			RetryAttempts: jsii.Number(0),
+			MaxEventAge:   awscdk.Duration_Seconds(jsii.Number(60)),
+		})},
+	})
+	grantTable(fn.Role, d.State, []string{"Query", "GetItem", "UpdateItem", "ConditionCheckItem"}, keys.LiveIndex)
+	grantTable(fn.Role, d.Runs, []string{"GetItem", "UpdateItem", "ConditionCheckItem"})
+	return r, nil
+}

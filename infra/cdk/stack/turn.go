@@ -1,0 +1,107 @@
+package stack
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdadestinations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Turn settings, each with its reason.
+const (
+	// The worker runs a whole turn in one invocation: the loop's 170 s
+	// budget (agent.DefaultMaxWall), the 5 s grace to post the answer, and
+	// 5 s to kill the sandbox and write the final run. Equal to the
+	// worker's StaleAfter (3 min), so a retry after a timeout, which comes
+	// a minute later at the earliest, finds the run stale and closes it.
+	turnTimeoutSeconds = 180
+	// The process peaks near 30 MiB (README, "Benchmarks"); the memory
+	// buys CPU (1,769 MB is one vCPU): 512 MB keeps the API path's ~4 ms
+	// of CPU per turn (measured at a full core) near 15 ms.
+	turnMemoryMB = 512
+	// Two retries reach Lambda's 1- and 2-minute retry slots, which close
+	// a run whose worker died; the worker's conditional claim makes a
+	// retry harmless.
+	turnDispatchRetries = 2
+	// A dispatch not started within 15 minutes (both retries after two
+	// timeouts fit) is of no use to its user: it goes to the on-failure
+	// queue and the run is closed by the reaper.
+	turnDispatchMaxAgeMinutes = 15
+)
+
+// turnSecrets are the turn function's secret variables.
+var turnSecrets = []string{"BROKER_TOKEN", "DO_RUNTIME_TOKEN", "E2B_API_KEY", "LLM_API_KEY", "SEARCH_API_KEY"}
+
+// Turn is the turn function: the HTTP API's handler and, invoked by
+// itself asynchronously, the worker that runs each turn.
+type Turn struct {
+	*function
+	// DispatchFailures receives the dispatches Lambda gave up on.
+	DispatchFailures awssqs.Queue
+}
+
+func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Turn, error) {
+	c := constructs.NewConstruct(scope, jsii.String("Turn"))
+	empty := jsii.String("")
+	env := environment{
+		"STAGE":       jsii.String(s.Stage),
+		"STATE_TABLE": d.State.TableName(),
+		"RUNS_TABLE":  d.Runs.TableName(),
+		// In AWS each turn runs in its own invocation (the worker).
+		"TURN_DISPATCH": jsii.String("lambda"),
+		// The live model and E2B, never the local stand-ins, unless a
+		// stage says otherwise on purpose.
+		"LLM_MODE": jsii.String("live"),
+		"SANDBOX":  jsii.String("e2b"),
+		// One P: shared/gomaxprocs (main reads it).
+		"GOMAXPROCS": jsii.String("1"),
+
+		"HOSTED_ENGINE": empty, "PLAN_TURN_LIMITS": empty, "INSTALL_CACHE_TTL": empty,
+		"DO_RUNTIME_URL": empty, "DO_RUNTIME_TIMEOUT": empty,
+		"LLM_BASE_URL": empty, "LLM_MODEL": empty, "LLM_TIMEOUT": empty,
+		"TURN_MAX_USD": empty, "PRICE_TABLE_FILE": empty, "DAILY_SPEND_CAP_USD": empty,
+		"BROKER_URL": empty, "COMMONLY_API_URL": empty,
+		"SEARCH_PROVIDER": empty, "SEARCH_API_URL": empty, "GITHUB_API_URL": empty,
+		"E2B_DOMAIN": empty, "E2B_API_URL": empty, "E2B_SANDBOX_URL": empty, "E2B_TEMPLATE": empty,
+	}
+	owned := append([]string{"STAGE", "STATE_TABLE", "RUNS_TABLE"}, turnSecrets...)
+	owned = append(owned, secretARNVars(turnSecrets...)...)
+	// The role exists before the function; the secret grants go on it.
+	t := &Turn{DispatchFailures: newFailureQueue(c, "DispatchFailures")}
+	fn, err := newFunction(c, s, functionSpec{
+		id:          TurnFunctionID,
+		dir:         "turn",
+		description: "Commonly hosted turns: the HTTP API and, invoked by itself, the worker that runs each turn",
+		memoryMB:    turnMemoryMB,
+		timeout:     awscdk.Duration_Seconds(jsii.Number(turnTimeoutSeconds)),
+		env:         env,
+		secrets:     func(role awsiam.IRole) { x.declare(env, role, turnSecrets...) },
+		override:    func() error { return env.override(TurnFunctionID, s.Environment[TurnFunctionID], owned...) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.function = fn
+	// The asynchronous self-invoke (the dispatch of each turn).
+	fn.Function.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
+		RetryAttempts: jsii.Number(turnDispatchRetries),
+		MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(turnDispatchMaxAgeMinutes)),
+		OnFailure:     awslambdadestinations.NewSqsDestination(t.DispatchFailures),
+	})
+	state := []string{"GetItem", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem"}
+	grantTable(fn.Role, d.State, state)
+	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem", "ConditionCheckItem"})
+	// Invoking itself: in a policy of its own, which the function does
+	// not depend on (the role's default policy would make a cycle).
+	awsiam.NewPolicy(c, jsii.String("SelfInvoke"), &awsiam.PolicyProps{
+		Roles: &[]awsiam.IRole{fn.Role},
+		Statements: &[]awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("lambda:InvokeFunction"),
+			Resources: &[]*string{fn.Function.FunctionArn()},
+		})},
+	})
+	return t, nil
+}
