@@ -2,6 +2,7 @@ package stack
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/commonly/runtime/functions/turn/handler"
 )
@@ -83,7 +85,8 @@ func newAPI(scope constructs.Construct, s *Settings, turn *Turn) (*API, error) {
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Turn"), turn.Function, &awsapigatewayv2integrations.HttpLambdaIntegrationProps{
 		PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0(),
 	})
-	// Exactly the handler's routes, so the two cannot drift.
+	// Exactly the handler's routes, so the two cannot drift: the service
+	// routes require the service scope, the public ones no identity.
 	for _, r := range handler.Routes {
 		method, path, ok := strings.Cut(r, " ")
 		if !ok {
@@ -95,10 +98,20 @@ func newAPI(scope constructs.Construct, s *Settings, turn *Turn) (*API, error) {
 			Integration: integration,
 			Authorizer:  auth,
 		}
-		if handler.ServiceOnly(r) {
+		if slices.Contains(handler.ServiceRoutes, r) {
 			opts.AuthorizationScopes = jsii.Strings(handler.ServiceScope)
 		}
-		api.AddRoutes(opts)
+		if slices.Contains(handler.PublicRoutes, r) {
+			opts.Authorizer = awsapigatewayv2.NewHttpNoneAuthorizer()
+		}
+		for _, route := range *api.AddRoutes(opts) {
+			if opts.AuthorizationScopes == nil && slices.Contains(handler.PublicRoutes, r) {
+				cdknag.NagSuppressions_AddResourceSuppressions(route, &[]*cdknag.NagPackSuppression{{
+					Id:     jsii.String("AwsSolutions-APIG4"),
+					Reason: jsii.String("A public route of the handler (handler.PublicRoutes: the API's OpenAPI document), which carries no user data; the handler serves it to anyone, so API Gateway asks for no token."),
+				}}, nil)
+			}
+		}
 	}
 	logs := newLogGroup(c, "AccessLogs", s)
 	stage := api.DefaultStage().Node().DefaultChild().(awsapigatewayv2.CfnStage)

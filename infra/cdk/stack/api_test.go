@@ -43,8 +43,11 @@ func TestAPIRoutesAreTheHandlers(t *testing.T) {
 			"ApiId": ref(x.id(x.API.Api)), "RouteKey": key, "AuthorizationType": "JWT", "AuthorizerId": ref(authID),
 			"Target": join("integrations/", ref(integrationID)),
 		}
-		if handler.ServiceOnly(key) {
+		if slices.Contains(handler.ServiceRoutes, key) {
 			want["AuthorizationScopes"] = []any{handler.ServiceScope}
+		}
+		if slices.Contains(handler.PublicRoutes, key) {
+			want = map[string]any{"ApiId": want["ApiId"], "RouteKey": key, "AuthorizationType": "NONE", "Target": want["Target"]}
 		}
 		equal(t, "route "+key, p, want)
 	}
@@ -52,14 +55,8 @@ func TestAPIRoutesAreTheHandlers(t *testing.T) {
 	routes := slices.Clone(handler.Routes)
 	slices.Sort(routes)
 	equal(t, "routes (stack vs handler.Routes)", keys, routes)
-	service := 0
-	for _, r := range handler.Routes {
-		if handler.ServiceOnly(r) {
-			service++
-		}
-	}
-	if service == 0 || service == len(handler.Routes) {
-		t.Errorf("%d of %d routes are service-only: the flags do not reach the stack", service, len(handler.Routes))
+	if n := len(handler.ServiceRoutes); n == 0 || n == len(handler.Routes) {
+		t.Errorf("%d of %d routes are service-only: the flags do not reach the stack", n, len(handler.Routes))
 	}
 	// API Gateway may invoke the turn function, from this API only.
 	perms := 0

@@ -9,10 +9,6 @@ import (
 	"github.com/commonly/runtime/shared/keys"
 )
 
-// TTLAttribute is the attribute both tables expire items on (epoch
-// seconds; the team's design notes say which items carry it).
-const TTLAttribute = "ttl"
-
 // Construct ids of the tables, which `make invoke` finds them by.
 const (
 	StateTableID = "StateTable"
@@ -39,7 +35,7 @@ func newData(scope constructs.Construct, s *Settings) *Data {
 	}
 	common := func(p *awsdynamodb.TableProps) *awsdynamodb.TableProps {
 		p.BillingMode = awsdynamodb.BillingMode_PAY_PER_REQUEST
-		p.TimeToLiveAttribute = jsii.String(TTLAttribute)
+		p.TimeToLiveAttribute = jsii.String(keys.TTL)
 		p.PointInTimeRecoverySpecification = &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)}
 		p.DeletionProtection = jsii.Bool(s.Production)
 		p.RemovalPolicy = removal

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/store"
 )
 
@@ -160,15 +161,12 @@ func TestTablesAgreeWithCreateTables(t *testing.T) {
 		equal(t, name+" table schema (stack vs store.CreateTables)", prune(norm(got)), want)
 
 		// TTL: as CreateTables sets it once it does; until then the
-		// attribute the design notes fix for both tables.
+		// attribute the store writes on every expiring item (keys.TTL).
 		attr, ok := ttl[name]
 		if !ok {
-			attr = TTLAttribute
+			attr = keys.TTL
 		}
 		equal(t, name+" TTL", props["TimeToLiveSpecification"], map[string]any{"AttributeName": attr, "Enabled": true})
-	}
-	if TTLAttribute != "ttl" {
-		t.Errorf("TTLAttribute = %q; the design notes fix ttl", TTLAttribute)
 	}
 }
 
