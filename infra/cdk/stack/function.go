@@ -17,9 +17,6 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 )
 
-// retentionDays are the values CloudWatch Logs accepts.
-var retentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
-
 // functionSpec is what differs between the three functions.
 type functionSpec struct {
 	id          string // construct id (TurnFunction, …)
@@ -117,13 +114,6 @@ func grantTable(role awsiam.IRole, t awsdynamodb.Table, actions []string, indexe
 		ddb[i] = jsii.String("dynamodb:" + a)
 	}
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: &ddb, Resources: &resources}))
-}
-
-// logicalID is a construct's CloudFormation logical id, for suppressions
-// that name a resource.
-func logicalID(c constructs.IConstruct) string {
-	child := c.Node().DefaultChild()
-	return *awscdk.Stack_Of(c).GetLogicalId(child.(awscdk.CfnElement))
 }
 
 // environment is a function's declared variables: every variable it

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -37,10 +38,12 @@ func TestNagClean(t *testing.T) {
 		ann := assertions.Annotations_FromStack(x.Stack.Stack)
 		nag := assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*"))
 		for _, m := range *ann.FindError(jsii.String("*"), nag) {
-			t.Errorf("%s: cdk-nag error at %s: %v", s.Stage, *m.Id, m.Entry.Data)
+			raw, _ := json.Marshal(m)
+			t.Errorf("%s: cdk-nag error: %s", s.Stage, raw)
 		}
 		for _, m := range *ann.FindWarning(jsii.String("*"), nag) {
-			t.Errorf("%s: cdk-nag warning at %s: %v", s.Stage, *m.Id, m.Entry.Data)
+			raw, _ := json.Marshal(m)
+			t.Errorf("%s: cdk-nag warning: %s", s.Stage, raw)
 		}
 		var got []string
 		for _, r := range x.json["Resources"].(map[string]any) {

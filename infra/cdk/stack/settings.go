@@ -30,6 +30,9 @@ const (
 	X86_64 = "x86_64"
 )
 
+// retentionDays are the values CloudWatch Logs accepts.
+var retentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
+
 // Settings are one stage's settings: the "stages" object of cdk.json,
 // picked by the stage from context (`-c stage=prod`).
 type Settings struct {
@@ -149,6 +152,9 @@ func (s *Settings) validate() error {
 		if o == "*" {
 			errs = append(errs, errors.New("corsOrigins: * is not allowed; name the frontend's origins"))
 		}
+	}
+	if !slices.Contains(retentionDays, s.LogRetentionDays) {
+		errs = append(errs, fmt.Errorf("logRetentionDays %d is not one of CloudWatch's %v", s.LogRetentionDays, retentionDays))
 	}
 	for id, n := range s.ReservedConcurrency {
 		if !slices.Contains(FunctionIDs, id) || n < 0 {

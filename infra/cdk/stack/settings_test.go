@@ -67,7 +67,8 @@ func TestSettingsRefuseMistakes(t *testing.T) {
 			m["corsOrigins"] = []string{"*"}
 			m["reservedConcurrency"] = map[string]int{"Turn": 5}
 			m["environment"] = map[string]any{"Reaper": map[string]string{}}
-		}, []string{`architecture "mips"`, "jwtIssuer", "corsOrigins: * is not allowed", "reservedConcurrency: Turn=5", "environment: Reaper is not a function"}},
+			m["logRetentionDays"] = 10
+		}, []string{`architecture "mips"`, "jwtIssuer", "corsOrigins: * is not allowed", "reservedConcurrency: Turn=5", "environment: Reaper is not a function", "logRetentionDays 10"}},
 	} {
 		st := map[string]any{}
 		for k, v := range stages["dev"].(map[string]any) {

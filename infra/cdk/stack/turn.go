@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/commonly/runtime/shared/secrets"
 )
 
 // Turn settings, each with its reason.
@@ -32,8 +34,8 @@ const (
 	turnDispatchMaxAgeMinutes = 15
 )
 
-// turnSecrets are the turn function's secret variables.
-var turnSecrets = []string{"BROKER_TOKEN", "DO_RUNTIME_TOKEN", "E2B_API_KEY", "LLM_API_KEY", "SEARCH_API_KEY"}
+// turnSecrets are the turn function's secret variables: all of them.
+var turnSecrets = secrets.Names
 
 // Turn is the turn function: the HTTP API's handler and, invoked by
 // itself asynchronously, the worker that runs each turn.
