@@ -43,8 +43,7 @@ func newReaper(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*R
 		"SANDBOX":     jsii.String("e2b"),
 		"E2B_DOMAIN":  empty, "E2B_API_URL": empty, "SANDBOX_LIFETIME": empty,
 	}
-	owned := append([]string{"STAGE", "STATE_TABLE", "RUNS_TABLE"}, reaperSecrets...)
-	owned = append(owned, secretARNVars(reaperSecrets...)...)
+	owned := ownedVars(reaperSecrets, "STAGE", "STATE_TABLE", "RUNS_TABLE")
 	fn, err := newFunction(c, s, functionSpec{
 		id:          ReaperFunctionID,
 		dir:         "reaper",

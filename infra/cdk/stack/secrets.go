@@ -88,11 +88,12 @@ func (x *Secrets) declare(env environment, role awsiam.IRole, names ...string) {
 	}
 }
 
-// owned are the ARN variables of names: the stack sets them.
-func secretARNVars(names ...string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = secrets.ARNVar(n)
+// ownedVars are the variables the stack sets on a function, which a
+// stage cannot: names, and each secret's X and X_SECRET_ARN.
+func ownedVars(secretNames []string, names ...string) []string {
+	out := append([]string(nil), names...)
+	for _, n := range secretNames {
+		out = append(out, n, secrets.ARNVar(n))
 	}
 	return out
 }

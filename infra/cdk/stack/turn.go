@@ -69,8 +69,7 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 		"SEARCH_PROVIDER": empty, "SEARCH_API_URL": empty, "GITHUB_API_URL": empty,
 		"E2B_DOMAIN": empty, "E2B_API_URL": empty, "E2B_SANDBOX_URL": empty, "E2B_TEMPLATE": empty,
 	}
-	owned := append([]string{"STAGE", "STATE_TABLE", "RUNS_TABLE"}, turnSecrets...)
-	owned = append(owned, secretARNVars(turnSecrets...)...)
+	owned := ownedVars(turnSecrets, "STAGE", "STATE_TABLE", "RUNS_TABLE")
 	// The role exists before the function; the secret grants go on it.
 	t := &Turn{DispatchFailures: newFailureQueue(c, "DispatchFailures")}
 	fn, err := newFunction(c, s, functionSpec{
