@@ -6,6 +6,7 @@
 //	install          INSTALL#<installId>        INSTALL
 //	user plan        USER#<userId>              PLAN
 //	daily usage      USER#<userId>              DAY#<yyyy-mm-dd>
+//	cost ledger      USER#<userId>              LEDGER#<yyyy-mm-dd>
 //	idempotency key  IDEM#<callerId>#<installId>#<sha256(key)>  IDEM
 //	sandbox          SANDBOX#<sandboxId>        SANDBOX
 //
@@ -18,8 +19,8 @@
 //
 // Both tables expire items through DynamoDB's TTL on the attribute TTL
 // (epoch seconds): idempotency records a day after they were made, sandbox
-// records a day after their lifetime, runs and daily usage Retention after
-// their day. Plans and installs never expire.
+// records a day after their lifetime, runs, daily usage and cost ledgers
+// Retention after their day. Plans and installs never expire.
 package keys
 
 import (
@@ -40,17 +41,18 @@ const (
 	LiveIndex = "live"
 	RunID     = "runId"
 	// TTL is the attribute both tables' time to live reads (epoch seconds).
-	TTL        = "ttl"
-	LiveValue  = "SANDBOX#live"
-	skInstall  = "INSTALL"
-	skPlan     = "PLAN"
-	skIdem     = "IDEM"
-	skSandbox  = "SANDBOX"
-	dayPrefix  = "DAY#"
-	userPrefix = "USER#"
+	TTL          = "ttl"
+	LiveValue    = "SANDBOX#live"
+	skInstall    = "INSTALL"
+	skPlan       = "PLAN"
+	skIdem       = "IDEM"
+	skSandbox    = "SANDBOX"
+	dayPrefix    = "DAY#"
+	ledgerPrefix = "LEDGER#"
+	userPrefix   = "USER#"
 )
 
-// Retention is how long runs and daily usage are kept after their UTC day:
+// Retention is how long runs, daily usage and ledgers are kept after their UTC day:
 // long enough for support and the monthly invoice, short enough that user
 // messages do not linger.
 const Retention = 90 * 24 * time.Hour
@@ -79,6 +81,11 @@ func Usage(userID string, t time.Time) Key { return UsageOnDay(userID, utcday.Of
 // UsageOnDay is the key of a user's counters for a day already computed
 // with utcday.Of (the day recorded on a run).
 func UsageOnDay(userID, day string) Key { return Key{userPrefix + userID, dayPrefix + day} }
+
+// Ledger is the key of the alarm function's cost ledger of a user's UTC
+// day (a day computed with utcday.Of, the day recorded on a run): which
+// runs' costs that day's usage counts, so a stream record is counted once.
+func Ledger(userID, day string) Key { return Key{userPrefix + userID, ledgerPrefix + day} }
 
 // Idempotency is the key of an Idempotency-Key record. The key is scoped
 // to the caller and the install, so two callers cannot collide, and it is

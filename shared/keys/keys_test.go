@@ -24,7 +24,7 @@ func TestUsageKeyAcrossMidnight(t *testing.T) {
 }
 
 func TestKeysAreDistinct(t *testing.T) {
-	all := []Key{Install("x"), Plan("x"), Usage("x", time.Unix(0, 0)), Idempotency("x", "x", "x"), Sandbox("x")}
+	all := []Key{Install("x"), Plan("x"), Usage("x", time.Unix(0, 0)), Ledger("x", "1970-01-01"), Idempotency("x", "x", "x"), Sandbox("x")}
 	seen := map[Key]bool{}
 	for _, k := range all {
 		if seen[k] {
@@ -96,5 +96,26 @@ func TestExpiresAfterDayCountsFromTheEndOfTheUTCDay(t *testing.T) {
 	}
 	if next := ExpiresAfterDay(time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)); next != end+86400 {
 		t.Errorf("midnight starts the next day: got %d, want %d", next, end+86400)
+	}
+}
+
+func TestLedgerKey(t *testing.T) {
+	cases := []struct {
+		user, day string
+		want      Key
+	}{
+		{"u1", "2026-12-02", Key{"USER#u1", "LEDGER#2026-12-02"}},
+		{"u1", "2026-12-03", Key{"USER#u1", "LEDGER#2026-12-03"}},
+		{"user_with-dashes", "2028-02-29", Key{"USER#user_with-dashes", "LEDGER#2028-02-29"}},
+	}
+	for _, c := range cases {
+		if got := Ledger(c.user, c.day); got != c.want {
+			t.Errorf("Ledger(%s, %s) = %v, want %v", c.user, c.day, got, c.want)
+		}
+		// Beside the day's usage item, in the same partition, never on it.
+		usage := UsageOnDay(c.user, c.day)
+		if got := Ledger(c.user, c.day); got.PK != usage.PK || got.SK == usage.SK {
+			t.Errorf("Ledger %v vs usage %v: want the same partition, another sort key", got, usage)
+		}
 	}
 }
