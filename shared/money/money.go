@@ -95,16 +95,27 @@ func FromUSD(s string) (Micros, error) {
 
 // String formats the amount as dollars with six decimals, e.g. "$0.001234".
 func (m Micros) String() string {
+	s := m.USD()
+	if s[0] == '-' {
+		return "-$" + s[1:]
+	}
+	return "$" + s
+}
+
+// USD is the amount as a decimal number of dollars with six decimals and
+// no currency sign, e.g. "2.000500" or "-0.250000": exact, for wires
+// where a float would round (FromUSD reads it back).
+func (m Micros) USD() string {
 	sign := ""
 	v := int64(m)
 	if v < 0 {
 		sign = "-"
 		if v == math.MinInt64 {
-			return "-$9223372036854.775808"
+			return "-9223372036854.775808"
 		}
 		v = -v
 	}
-	return fmt.Sprintf("%s$%d.%06d", sign, v/1_000_000, v%1_000_000)
+	return fmt.Sprintf("%s%d.%06d", sign, v/1_000_000, v%1_000_000)
 }
 
 func ceilDiv(a, b int64) int64 {

@@ -1,6 +1,9 @@
 package money
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestPerMillionTokens(t *testing.T) {
 	cases := []struct {
@@ -100,6 +103,18 @@ func TestString(t *testing.T) {
 		if got := m.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", int64(m), got, want)
 		}
+	}
+	usd := map[Micros]string{0: "0.000000", 2_000_500: "2.000500", -250_000: "-0.250000", math.MinInt64: "-9223372036854.775808"}
+	for m, want := range usd {
+		if got := m.USD(); got != want {
+			t.Errorf("%d.USD() = %q, want %q", int64(m), got, want)
+		}
+		if back, err := FromUSD(m.USD()); m >= 0 && (err != nil || back != m) {
+			t.Errorf("FromUSD(%q) = %d, %v; want %d", m.USD(), back, err, int64(m))
+		}
+	}
+	if got := Micros(math.MinInt64).String(); got != "-$9223372036854.775808" {
+		t.Errorf("MinInt64.String() = %q", got)
 	}
 	if got := MustRate("0.0028").String(); got != "0.0028" {
 		t.Errorf("rate string %q", got)
