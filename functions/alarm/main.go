@@ -1,20 +1,53 @@
-// Command alarm consumes the AgentRuns table's stream to total each
-// user's cost per UTC day. Its behaviour is the subject of its own issue;
-// until then it acknowledges every record without acting on it.
+// Command alarm is the alarm Lambda function: it consumes the runs
+// table's stream, totals each user's cost per UTC day in the ledger and
+// raises the spend alarm on EventBridge.
 package main
 
 import (
 	"context"
+	"log/slog"
+	"os"
+	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+
+	"github.com/commonly/runtime/functions/alarm/app"
+	"github.com/commonly/runtime/functions/alarm/handler"
+	"github.com/commonly/runtime/shared/metrics"
 )
 
 func main() {
 	log := lambdacontext.NewLogger()
-	lambda.Start(func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		log.InfoContext(ctx, "alarm not wired yet: records acknowledged", "records", len(ev.Records))
-		return events.DynamoDBEventResponse{}, nil
+	slog.SetDefault(log)
+	h, err := setup(context.Background(), log)
+	if err != nil {
+		// A misconfigured function must not consume the stream: fail the
+		// init phase, and the records wait in the shard.
+		log.Error("alarm function cannot start", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(h.Handle)
+}
+
+// setup loads the configuration and builds the clients once per container.
+func setup(ctx context.Context, log *slog.Logger) (*handler.Handler, error) {
+	cfg, err := app.LoadConfig(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return app.Build(cfg, app.Deps{
+		Dynamo:      dynamodb.NewFromConfig(awsCfg),
+		EventBridge: eventbridge.NewFromConfig(awsCfg),
+		Log:         log,
+		// EMF lines on stdout become CloudWatch metrics.
+		Metrics: metrics.New(os.Stdout, time.Now),
 	})
 }

@@ -116,9 +116,9 @@ type Failure struct {
 }
 
 // Process counts a batch of stream records, in shard order.
-func (l *Ledger) Process(ctx context.Context, records []Record) Result {
+func (l *Ledger) Process(ctx context.Context, records []Record) (res Result) {
 	days, removes, skipped := fold(records)
-	res := Result{Records: len(records), Removes: removes, Skipped: skipped, Days: len(days)}
+	res = Result{Records: len(records), Removes: removes, Skipped: skipped, Days: len(days)}
 	failedSeqs := map[string]bool{}
 	fail := func(d *dayRecords, seq string, err error) {
 		res.Failures = append(res.Failures, Failure{Key: d.key, Seq: seq, Err: err})
