@@ -12,7 +12,9 @@ import (
 
 func TestApply(t *testing.T) {
 	const threshold = 100
-	book := func(total money.Micros, runs map[string]Counted) Book { return Book{Rev: 3, CostMicros: total, Runs: runs} }
+	book := func(total money.Micros, runs map[string]Counted) Book {
+		return Book{Rev: 3, CostMicros: total, Runs: runs}
+	}
 	cases := []struct {
 		name      string
 		book      Book
