@@ -58,7 +58,9 @@ func (w *waits) Wait(_ context.Context, attempt int) error { *w = append(*w, att
 
 type nopPublisher struct{}
 
-func (nopPublisher) Publish(_ context.Context, alarms []ledger.Alarm) []error { return make([]error, len(alarms)) }
+func (nopPublisher) Publish(_ context.Context, alarms []ledger.Alarm) []error {
+	return make([]error, len(alarms))
+}
 
 func newLedger(t *testing.T, st ledger.Store, w *waits) *ledger.Ledger {
 	t.Helper()
