@@ -14,10 +14,6 @@ import (
 // which a user's spend alarm is raised.
 const DefaultAlarmUSD = "2.00"
 
-// Variables are the environment variables the alarm function reads,
-// sorted: the stack declares exactly these on the function.
-var Variables = []string{"DAILY_SPEND_ALARM_USD", "EVENT_BUS_NAME", "STATE_TABLE"}
-
 // Config is the alarm function's configuration.
 type Config struct {
 	// StateTable holds the ledgers and the usage items (STATE_TABLE).

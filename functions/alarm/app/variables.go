@@ -1,6 +1,3 @@
-// Package app will hold the alarm function's configuration and wiring
-// (its own issue). Today it holds the variables of its deployed contract,
-// which the CDK stack is checked against.
 package app
 
 // Variables are the environment variables the alarm function reads,
