@@ -116,34 +116,36 @@ type Failure struct {
 }
 
 // Process counts a batch of stream records, in shard order.
-func (l *Ledger) Process(ctx context.Context, records []Record) (res Result) {
+func (l *Ledger) Process(ctx context.Context, records []Record) Result {
 	days, removes, skipped := fold(records)
-	res = Result{Records: len(records), Removes: removes, Skipped: skipped, Days: len(days)}
-	failedSeqs := map[string]bool{}
+	res := Result{Records: len(records), Removes: removes, Skipped: skipped, Days: len(days)}
+	retried := map[string]bool{} // the records of failed days
 	fail := func(d *dayRecords, seq string, err error) {
 		res.Failures = append(res.Failures, Failure{Key: d.key, Seq: seq, Err: err})
-		if !failedSeqs[seq] {
+		if !retried[seq] {
 			res.Failed = append(res.Failed, seq)
 		}
-		failedSeqs[seq] = true
+		retried[seq] = true
 		for _, s := range d.sightings {
-			failedSeqs[s.seq] = true
+			retried[s.seq] = true
 		}
 	}
-	defer func() {
-		// A record of a failed day is retried, whatever else it counted.
-		res.FailedRecords = 0
-		for _, r := range records {
-			if failedSeqs[r.Seq] {
-				res.FailedRecords++
-			}
-		}
-		res.Processed = res.Records - len(res.Skipped) - res.FailedRecords
-	}()
-	if len(days) == 0 {
-		return res
+	if len(days) > 0 {
+		l.countDays(ctx, days, &res, fail)
 	}
+	// A record of a failed day is retried, whatever else it counted.
+	for _, r := range records {
+		if retried[r.Seq] {
+			res.FailedRecords++
+		}
+	}
+	res.Processed = res.Records - len(res.Skipped) - res.FailedRecords
+	return res
+}
 
+// countDays reads the batch's user-days at once, writes each, then
+// raises the alarms due.
+func (l *Ledger) countDays(ctx context.Context, days []*dayRecords, res *Result, fail func(*dayRecords, string, error)) {
 	keys := make([]DayKey, len(days))
 	for i, d := range days {
 		keys[i] = d.key
@@ -153,11 +155,11 @@ func (l *Ledger) Process(ctx context.Context, records []Record) (res Result) {
 		for _, d := range days {
 			fail(d, d.first, fmt.Errorf("read user-days: %w", err))
 		}
-		return res
+		return
 	}
 	var due []pending
 	for _, d := range days {
-		day, a, err := l.count(ctx, d, read[d.key], &res)
+		day, a, err := l.count(ctx, d, read[d.key], res)
 		if err != nil {
 			fail(d, d.first, err)
 			continue
@@ -171,8 +173,7 @@ func (l *Ledger) Process(ctx context.Context, records []Record) (res Result) {
 			due = append(due, pending{d: d, day: day, seq: seq, alarm: newAlarm(d.key, day, day.Book.CostMicros, l.cfg.Threshold)})
 		}
 	}
-	l.raise(ctx, due, &res, fail)
-	return res
+	l.raise(ctx, due, res, fail)
 }
 
 // count writes one user-day's sightings, reading the day again and
