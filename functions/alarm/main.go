@@ -7,7 +7,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -17,10 +16,13 @@ import (
 
 	"github.com/commonly/runtime/functions/alarm/app"
 	"github.com/commonly/runtime/functions/alarm/handler"
+	"github.com/commonly/runtime/shared/gomaxprocs"
 	"github.com/commonly/runtime/shared/metrics"
 )
 
 func main() {
+	// One batch at a time, its user-days written in turn: one P.
+	gomaxprocs.Sequential(os.Getenv)
 	log := lambdacontext.NewLogger()
 	slog.SetDefault(log)
 	h, err := setup(context.Background(), log)
@@ -43,11 +45,15 @@ func setup(ctx context.Context, log *slog.Logger) (*handler.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	// EMF lines on stdout become CloudWatch metrics.
+	emf, err := metrics.New(metrics.Config{Writer: os.Stdout})
+	if err != nil {
+		return nil, err
+	}
 	return app.Build(cfg, app.Deps{
 		Dynamo:      dynamodb.NewFromConfig(awsCfg),
 		EventBridge: eventbridge.NewFromConfig(awsCfg),
 		Log:         log,
-		// EMF lines on stdout become CloudWatch metrics.
-		Metrics: metrics.New(os.Stdout, time.Now),
+		Metrics:     emf,
 	})
 }

@@ -120,7 +120,11 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if err := json.Unmarshal(evs[0].Detail, &detail); err != nil || detail.UserID != "grace" || detail.CostMicros != 2_700_000 || detail.CostUSD != "2.700000" {
 		t.Fatalf("detail %s: %v", evs[0].Detail, err)
 	}
-	u, err := store.New(db.Client(), tables).Usage(ctx, "grace", detail.Day)
+	st, err := store.New(store.Config{DB: db.Client(), Tables: tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := st.Usage(ctx, "grace", detail.Day)
 	if err != nil || u.CostMicros != 2_700_000 {
 		t.Fatalf("usage %+v, %v", u, err)
 	}

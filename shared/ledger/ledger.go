@@ -17,10 +17,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/retry"
 )
 
 // Config configures a Ledger. Store, Publisher and Threshold are required.
@@ -36,13 +36,14 @@ type Config struct {
 	// other shards keep writing it; 0 is 8. Past it the day's records are
 	// reported as failures and Lambda retries them.
 	MaxAttempts int
-	// Backoff waits between those attempts; nil waits up to 10 ms, doubling
-	// to 320 ms, with full jitter.
+	// Backoff waits between those attempts; nil is the shared backoff
+	// (retry.Backoff) from 10 ms, doubling to 320 ms, with full jitter.
 	Backoff Backoff
 }
 
 // Backoff waits before retry number attempt (0 after the first failure),
-// returning early with ctx's error when ctx is done.
+// returning early with ctx's error when ctx is done: retry.Backoff, or a
+// recorder in tests.
 type Backoff interface {
 	Wait(ctx context.Context, attempt int) error
 }
@@ -77,7 +78,7 @@ func New(cfg Config) (*Ledger, error) {
 		cfg.MaxAttempts = 8
 	}
 	if cfg.Backoff == nil {
-		cfg.Backoff = jitter{base: 10 * time.Millisecond, max: 320 * time.Millisecond}
+		cfg.Backoff = retry.Backoff{Base: 10 * time.Millisecond, Max: 320 * time.Millisecond}
 	}
 	return &Ledger{cfg: cfg}, nil
 }
@@ -247,22 +248,5 @@ func (l *Ledger) raise(ctx context.Context, due []pending, res *Result, fail fun
 		if _, err := l.cfg.Store.MarkAlarm(ctx, p.d.key, p.alarm.AlarmID, p.day.AlarmID, now); err != nil {
 			fail(p.d, p.seq, fmt.Errorf("mark spend alarm %s: %w", p.alarm.AlarmID, err))
 		}
-	}
-}
-
-// jitter is the default Backoff: full jitter under a ceiling doubling
-// from base to max.
-// TODO(retry): shared/retry.Backoff once it lands on main.
-type jitter struct{ base, max time.Duration }
-
-func (j jitter) Wait(ctx context.Context, attempt int) error {
-	ceiling := min(j.base<<min(attempt, 16), j.max)
-	t := time.NewTimer(time.Duration(rand.Int64N(int64(ceiling))))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

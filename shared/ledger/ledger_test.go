@@ -25,7 +25,11 @@ func newStore(t *testing.T) *store.Dynamo {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	return store.New(srv.Client(), tables)
+	st, err := store.New(store.Config{DB: srv.Client(), Tables: tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 func record(seq int, run, user, day string, cost money.Micros) ledger.Record {

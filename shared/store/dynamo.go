@@ -45,7 +45,9 @@ type Tables struct {
 type Config struct {
 	// DB is the DynamoDB client (*dynamodb.Client); required.
 	DB DynamoAPI
-	// Tables names both tables; required.
+	// Tables names the tables. State is required; Runs may be empty only
+	// for a function that never reads or writes runs (the alarm, fed by
+	// their stream).
 	Tables Tables
 	// IdempotencyTTL is how long an Idempotency-Key is remembered; zero
 	// means DefaultIdempotencyTTL.
@@ -72,8 +74,8 @@ func New(cfg Config) (*Dynamo, error) {
 	if cfg.DB == nil {
 		errs = append(errs, errors.New("store: a DynamoDB client is required"))
 	}
-	if cfg.Tables.State == "" || cfg.Tables.Runs == "" {
-		errs = append(errs, errors.New("store: both table names are required"))
+	if cfg.Tables.State == "" {
+		errs = append(errs, errors.New("store: the state table's name is required"))
 	}
 	if cfg.IdempotencyTTL < 0 {
 		errs = append(errs, fmt.Errorf("store: idempotency TTL %v is negative", cfg.IdempotencyTTL))

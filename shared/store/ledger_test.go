@@ -8,7 +8,6 @@ import (
 
 	"github.com/commonly/runtime/shared/ledger"
 	"github.com/commonly/runtime/shared/money"
-	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -61,7 +60,7 @@ func TestLedgerAddsToTheAdmissionsUsageItem(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	r := newRun("r1", "u1", now)
-	if res, err := s.Admit(ctx, turns.Admission{Plan: plans.Free, Run: r, Limit: 5, Now: now}); err != nil || !res.Admitted {
+	if res, err := s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: r, Limit: 5, Now: now}); err != nil || !res.Admitted {
 		t.Fatalf("admit: %+v %v", res, err)
 	}
 	k := ledger.DayKey{UserID: "u1", Day: r.Day}

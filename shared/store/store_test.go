@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
@@ -35,11 +37,15 @@ func newStore(t *testing.T) *store.Dynamo {
 }
 
 func TestNewChecksItsConfig(t *testing.T) {
-	_, err := store.New(store.Config{Tables: store.Tables{State: "s"}, IdempotencyTTL: -time.Hour})
-	for _, want := range []string{"client", "table names", "negative"} {
+	_, err := store.New(store.Config{Tables: store.Tables{Runs: "r"}, IdempotencyTTL: -time.Hour})
+	for _, want := range []string{"client", "state table", "negative"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want it to name the %s", err, want)
 		}
+	}
+	// The alarm function has no runs table: it only reads their stream.
+	if _, err := store.New(store.Config{DB: &dynamodb.Client{}, Tables: store.Tables{State: "s"}}); err != nil {
+		t.Errorf("a store of the state table alone: %v", err)
 	}
 }
 

@@ -35,8 +35,12 @@ func Build(cfg Config, d Deps) (*handler.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	st, err := store.New(store.Config{DB: d.Dynamo, Tables: store.Tables{State: cfg.StateTable}})
+	if err != nil {
+		return nil, err
+	}
 	l, err := ledger.New(ledger.Config{
-		Store:     store.New(d.Dynamo, store.Tables{State: cfg.StateTable}),
+		Store:     st,
 		Publisher: pub,
 		Threshold: cfg.Threshold,
 		Now:       d.Now,

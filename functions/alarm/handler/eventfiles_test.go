@@ -21,7 +21,6 @@ import (
 
 	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/money"
-	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/store/embedded"
@@ -154,7 +153,11 @@ func newStream(t *testing.T) *stream {
 	// integers, and a string comparison would get the fourth wrong.
 	seq, _ := new(big.Int).SetString("999999999997000000000", 10)
 	db := srv.Client()
-	return &stream{t: t, db: db, st: store.New(db, streamTables), seq: seq, last: map[string]map[string]types.AttributeValue{}}
+	st, err := store.New(store.Config{DB: db, Tables: streamTables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &stream{t: t, db: db, st: st, seq: seq, last: map[string]map[string]types.AttributeValue{}}
 }
 
 type turnSpec struct {
@@ -178,7 +181,7 @@ func (s *stream) turn(sp turnSpec) []events.DynamoDBEventRecord {
 		Engine: sp.engine, Trigger: "user", Message: "What is the sum of the squares of 1 to 10?", Day: utcday.Of(sp.admitted),
 		Status: runs.StatusQueued, CreatedAt: sp.admitted, Steps: []runs.Step{}, RequestHash: "h_" + sp.run}
 	var out []events.DynamoDBEventRecord
-	if res, err := s.st.Admit(ctx, turns.Admission{Plan: plans.Free, Run: r, Limit: 30, Now: sp.admitted}); err != nil || !res.Admitted {
+	if res, err := s.st.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: r, Limit: 30, Now: sp.admitted}); err != nil || !res.Admitted {
 		t.Fatalf("admit %s: %+v %v", sp.run, res, err)
 	}
 	out = append(out, s.record(sp.run, sp.admitted))

@@ -25,7 +25,6 @@ import (
 	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/ledger/eventbridgetest"
 	"github.com/commonly/runtime/shared/metrics"
-	"github.com/commonly/runtime/shared/plans"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/store/embedded"
@@ -66,7 +65,9 @@ func newHarness(t *testing.T, env map[string]string) *harness {
 	hs := &harness{t: t, bus: bus, calls: &callCounter{ops: map[string]int{}}, now: time.Date(2026, 12, 2, 23, 0, 0, 0, time.UTC)}
 	hs.db = srv.Client(hs.calls.option())
 	hs.raw = srv.Client()
-	hs.store = store.New(hs.raw, harnessTables)
+	if hs.store, err = store.New(store.Config{DB: hs.raw, Tables: harnessTables}); err != nil {
+		t.Fatal(err)
+	}
 
 	vars := map[string]string{"STATE_TABLE": harnessTables.State, "EVENT_BUS_NAME": "commonly-alarms"}
 	maps.Copy(vars, env)
@@ -76,10 +77,14 @@ func newHarness(t *testing.T, env map[string]string) *harness {
 	}
 	var mu sync.Mutex
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return hs.now }
+	emf, err := metrics.New(metrics.Config{Writer: &hs.metrics, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	hs.h, err = app.Build(cfg, app.Deps{
 		Dynamo: hs.db, EventBridge: bus.Client(), Now: now,
 		Log:     slog.New(slog.NewJSONHandler(&hs.logs, nil)),
-		Metrics: metrics.New(&hs.metrics, now),
+		Metrics: emf,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +173,7 @@ func (hs *harness) admit(user, day string, n int) {
 	for i := range n {
 		id := user + "-admitted-" + strconv.Itoa(i)
 		r := &runs.Run{RunID: id, UserID: user, InstallID: "i", Day: day, CreatedAt: at, Status: runs.StatusQueued, Steps: []runs.Step{}}
-		if res, err := hs.store.Admit(context.Background(), turns.Admission{Plan: plans.Free, Run: r, Limit: 30, Now: at}); err != nil || !res.Admitted {
+		if res, err := hs.store.Admit(context.Background(), turns.Admission{Plan: turns.PlanFree, Run: r, Limit: 30, Now: at}); err != nil || !res.Admitted {
 			hs.t.Fatalf("admit: %+v %v", res, err)
 		}
 	}
