@@ -75,6 +75,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	if err != nil {
 		return err
 	}
+	alarm, err := startAlarmBus(env, out)
+	if err != nil {
+		return err
+	}
+	defer alarm.close()
 	// The real SDK client, pointed at the embedded server through the
 	// standard endpoint variable, exactly as it would be at any endpoint.
 	// The region and dummy credentials only where unset.
@@ -91,6 +96,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	if err != nil {
 		return err
 	}
+	if err := alarm.subscribe(ctx, db, awsCfg, cfg.Tables.Runs, log); err != nil {
+		return fmt.Errorf("alarm function: %w", err)
+	}
 
 	addr := "127.0.0.1:" + envOr(getenv, "PORT", "8080")
 	ln, err := net.Listen("tcp", addr)
@@ -103,8 +111,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	go func() { errc <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
 
-	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded)%s\n  dispatch:   %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
-		base, base+api.Path, db.URL, tablesLabel(tables), cfg.Dispatch, modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
+	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded)%s\n  alarm:      %s\n  dispatch:   %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
+		base, base+api.Path, db.URL, tablesLabel(tables), alarm.label(), cfg.Dispatch, modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
 	if err := demo(ctx, base, secret, cfg, pods, out); err != nil {
 		fmt.Fprintln(out, "demo failed:", err)
 	}
@@ -126,11 +134,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 func localEnv(getenv func(string) string) map[string]string {
 	env := map[string]string{
 		"STATE_TABLE": "commonly-state", "RUNS_TABLE": "commonly-runs", "TURN_DISPATCH": app.DispatchInline,
+		"EVENT_BUS_NAME": "commonly-local",
 	}
 	for _, k := range []string{"STATE_TABLE", "RUNS_TABLE", "TURN_DISPATCH", "HOSTED_ENGINE", "PLAN_TURN_LIMITS", "INSTALL_CACHE_TTL",
 		"DO_RUNTIME_URL", "DO_RUNTIME_TOKEN", "LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", "LLM_TIMEOUT", "TURN_MAX_USD", "PRICE_TABLE_FILE",
 		"BROKER_URL", "BROKER_TOKEN", "COMMONLY_API_URL", "SEARCH_PROVIDER", "SEARCH_API_KEY", "SEARCH_API_URL", "GITHUB_API_URL",
-		"E2B_API_KEY", "E2B_DOMAIN", "E2B_API_URL", "E2B_SANDBOX_URL", "E2B_TEMPLATE", "AWS_LAMBDA_FUNCTION_NAME"} {
+		"E2B_API_KEY", "E2B_DOMAIN", "E2B_API_URL", "E2B_SANDBOX_URL", "E2B_TEMPLATE", "AWS_LAMBDA_FUNCTION_NAME",
+		"EVENT_BUS_NAME", "DAILY_SPEND_ALARM_USD", "EVENTS_FILE"} {
 		if v := getenv(k); v != "" {
 			env[k] = v
 		}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+
+	alarmapp "github.com/commonly/runtime/functions/alarm/app"
+	"github.com/commonly/runtime/shared/ledger/eventbridgetest"
+	"github.com/commonly/runtime/shared/store/embedded"
+)
+
+// eventBridgeEndpointVar is the SDK's standard variable for EventBridge's
+// endpoint.
+const eventBridgeEndpointVar = "AWS_ENDPOINT_URL_EVENTBRIDGE"
+
+// localAlarm is the alarm function in the local stack: its handler, fed
+// by the runs table's stream through the embedded server's event source
+// mapping, puts its events on an EventBridge stand-in that writes each
+// one to EVENTS_FILE (JSON lines) and to the output.
+type localAlarm struct {
+	bus  *eventbridgetest.Server
+	file *os.File
+	cfg  alarmapp.Config
+	stop func()
+}
+
+// startAlarmBus starts the EventBridge stand-in and opens EVENTS_FILE
+// (default: a new file in the temporary directory). It sets the SDK's
+// EventBridge endpoint variable, so it must run before the AWS
+// configuration is loaded.
+func startAlarmBus(env map[string]string, out io.Writer) (*localAlarm, error) {
+	cfg, err := alarmapp.LoadConfig(func(k string) string { return env[k] })
+	if err != nil {
+		return nil, fmt.Errorf("alarm config: %w", err)
+	}
+	path := env["EVENTS_FILE"]
+	var f *os.File
+	if path == "" {
+		f, err = os.CreateTemp("", "commonly-events-*.jsonl")
+	} else {
+		f, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("events file: %w", err)
+	}
+	bus, err := eventbridgetest.Start(io.MultiWriter(f, &prefixLines{w: out, prefix: "  EventBridge <- "}))
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	os.Setenv(eventBridgeEndpointVar, bus.URL)
+	return &localAlarm{bus: bus, file: f, cfg: cfg}, nil
+}
+
+// subscribe wires the alarm function with the stack's SDK configuration
+// and maps the runs table's stream to its handler, as the stack's event
+// source mapping does (partial batch failures reported).
+func (a *localAlarm) subscribe(ctx context.Context, db *embedded.Server, awsCfg aws.Config, runsTable string, log *slog.Logger) error {
+	h, err := alarmapp.Build(a.cfg, alarmapp.Deps{
+		Dynamo: dynamodb.NewFromConfig(awsCfg), EventBridge: eventbridge.NewFromConfig(awsCfg), Log: log,
+	})
+	if err != nil {
+		return err
+	}
+	a.stop, err = db.Subscribe(ctx, runsTable, h.Handle, embedded.MappingConfig{ReportBatchItemFailures: true, FunctionName: "AlarmFunction"})
+	return err
+}
+
+// label is the start banner's line.
+func (a *localAlarm) label() string {
+	path, _ := filepath.Abs(a.file.Name())
+	return fmt.Sprintf("the runs stream → the alarm function (alarm at %s a user-day, DAILY_SPEND_ALARM_USD); events on bus %q at %s, written to %s (EVENTS_FILE)",
+		"$"+a.cfg.Threshold.USD(), a.cfg.EventBus, a.bus.URL, path)
+}
+
+func (a *localAlarm) close() {
+	if a.stop != nil {
+		a.stop()
+	}
+	_ = a.bus.Close()
+	_ = a.file.Close()
+}
+
+// prefixLines writes each line it is given behind a prefix.
+type prefixLines struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+}
+
+func (p *prefixLines) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		if _, err := io.WriteString(p.w, p.prefix); err != nil {
+			return 0, err
+		}
+		if _, err := p.w.Write(line); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
+}
