@@ -37,7 +37,7 @@ func resp(status int, ct, body string, headers ...string) events.APIGatewayV2HTT
 }
 
 const (
-	usageBody = `{"plan":"free","turnsUsed":1,"turnsLimit":30,"costUSD":0.000042,"costMicros":42,"resetsAt":"2026-12-03T00:00:00Z"}`
+	usageBody = `{"plan":"free","day":"2026-12-02","turnsUsed":1,"turnsLimit":30,"costUSD":0.000042,"costMicros":42,"resetsAt":"2026-12-03T00:00:00Z","spendAlarmRaised":false}`
 	turnKey   = "POST /v1/installs/{installId}/turns"
 	accepted  = `{"engine":"native","runId":"run_1","status":"queued"}`
 	failedRun = `{"runId":"run_1","installId":"i","userId":"user-1","podId":"p","agentName":"a","instanceId":"i","engine":"native","trigger":"user","message":"hi","day":"2026-12-02",` +
@@ -76,11 +76,11 @@ func TestValidateCatchesDriftBothWays(t *testing.T) {
 		want string // "" = valid; else a piece of the error
 	}{
 		{"valid usage", usage, resp(200, "application/json", usageBody), ""},
-		{"a field the document lacks", usage, resp(200, "application/json", strings.Replace(usageBody, `"plan"`, `"spendCapUSD":2,"plan"`, 1)), "spendCapUSD"},
+		{"a field the document lacks", usage, resp(200, "application/json", strings.Replace(usageBody, `"plan"`, `"spendLimitEUR":2,"plan"`, 1)), "spendLimitEUR"},
 		{"a required field missing", usage, resp(200, "application/json", strings.Replace(usageBody, `"turnsLimit":30,`, "", 1)), "turnsLimit"},
 		{"a value outside the enum", usage, resp(200, "application/json", strings.Replace(usageBody, `"free"`, `"gold"`, 1)), "plan"},
 		{"an undocumented status", usage, resp(418, "application/json", `{}`), "status"},
-		{"an undocumented problem type", usage, resp(503, "application/problem+json", `{"type":"https://commonly.dev/problems/spend_cap_reached","title":"t","status":503,"detail":"d"}`, "Retry-After", "5"), "response"},
+		{"an undocumented problem type", usage, resp(503, "application/problem+json", `{"type":"https://commonly.dev/problems/budget_exhausted","title":"t","status":503,"detail":"d"}`, "Retry-After", "5"), "response"},
 		{"a required header missing", usage, resp(503, "application/problem+json", `{"type":"https://commonly.dev/problems/unavailable","title":"t","status":503,"detail":"d"}`), "Retry-After"},
 		{"an undocumented header", usage, resp(200, "application/json", usageBody, "X-Spend-Alarm", "true"), "X-Spend-Alarm"},
 		{"a wrong content type", usage, resp(200, "text/plain", usageBody), "response"},

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
@@ -62,17 +62,23 @@ func startAlarmBus(env map[string]string, out io.Writer) (*localAlarm, error) {
 	return &localAlarm{bus: bus, file: f, cfg: cfg}, nil
 }
 
-// subscribe wires the alarm function with the stack's SDK configuration
-// and maps the runs table's stream to its handler, as the stack's event
-// source mapping does (partial batch failures reported).
-func (a *localAlarm) subscribe(ctx context.Context, db *embedded.Server, awsCfg aws.Config, runsTable string, log *slog.Logger) error {
-	h, err := alarmapp.Build(a.cfg, alarmapp.Deps{
-		Dynamo: dynamodb.NewFromConfig(awsCfg), EventBridge: eventbridge.NewFromConfig(awsCfg), Log: log,
-	})
+// subscribe wires the alarm function with the stack's clients and maps
+// the runs table's stream to its handler, as the stack's event source
+// mapping does (partial batch failures reported). onBatch, if set, is
+// called after each batch (tests wait on it).
+func (a *localAlarm) subscribe(ctx context.Context, db *embedded.Server, ddb *dynamodb.Client, eb *eventbridge.Client, runsTable string, log *slog.Logger, onBatch func()) error {
+	h, err := alarmapp.Build(a.cfg, alarmapp.Deps{Dynamo: ddb, EventBridge: eb, Log: log})
 	if err != nil {
 		return err
 	}
-	a.stop, err = db.Subscribe(ctx, runsTable, h.Handle, embedded.MappingConfig{ReportBatchItemFailures: true, FunctionName: "AlarmFunction"})
+	handle := h.Handle
+	if onBatch != nil {
+		handle = func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			defer onBatch()
+			return h.Handle(ctx, ev)
+		}
+	}
+	a.stop, err = db.Subscribe(ctx, runsTable, handle, embedded.MappingConfig{ReportBatchItemFailures: true, FunctionName: "AlarmFunction"})
 	return err
 }
 

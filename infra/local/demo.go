@@ -13,6 +13,7 @@ import (
 
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/local/gateway"
+	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 )
 
@@ -67,8 +68,15 @@ func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods 
 			fmt.Fprintln(out, indent(m.Author+": "+m.Content, "    | "))
 		}
 	}
-	if _, body, err = call(ctx, http.MethodGet, base+"/v1/me/usage", user, nil, ""); err == nil {
-		fmt.Fprintf(out, "\nUsage today (GET /v1/me/usage): %s\n", bytes.TrimSpace(body))
+	if body, err := countedUsage(ctx, base, user, run.CostMicros); err == nil {
+		fmt.Fprintf(out, "\nUsage today (GET /v1/me/usage, once the alarm function has counted the run from the stream): %s\n", bytes.TrimSpace(body))
+	}
+	if cfg.SpendCap > 0 {
+		status, body, err = call(ctx, http.MethodPost, base+"/v1/installs/"+demoInstall+"/turns", user, nil,
+			mustJSON(map[string]string{"message": "One more, please.", "trigger": "demo"}))
+		if err == nil {
+			fmt.Fprintf(out, "\nA second turn with DAILY_SPEND_CAP_USD=%s: %d %s\n", cfg.SpendCap.USD(), status, bytes.TrimSpace(body))
+		}
 	}
 
 	fmt.Fprintf(out, "\nTry it (token valid 24 h):\n\n  TOKEN=%s\n\n", user)
@@ -143,4 +151,28 @@ func oneLine(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// countedUsage reads the demo user's usage until the alarm function has
+// counted the run's cost from the runs stream (milliseconds locally), or
+// for at most five seconds.
+func countedUsage(ctx context.Context, base, token string, cost money.Micros) ([]byte, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		status, body, err := call(ctx, http.MethodGet, base+"/v1/me/usage", token, nil, "")
+		if err != nil || status != http.StatusOK {
+			return body, fmt.Errorf("usage: %d %v", status, err)
+		}
+		var u struct {
+			CostMicros money.Micros `json:"costMicros"`
+		}
+		if json.Unmarshal(body, &u) != nil || u.CostMicros >= cost || time.Now().After(deadline) {
+			return body, nil
+		}
+		select {
+		case <-ctx.Done():
+			return body, ctx.Err()
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/commonly/runtime/api"
 	"github.com/commonly/runtime/functions/turn/app"
@@ -92,11 +93,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	if err != nil {
 		return fmt.Errorf("aws config: %w", err)
 	}
-	built, err := app.Build(ctx, cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg), Log: log})
+	ddb := dynamodb.NewFromConfig(awsCfg)
+	built, err := app.Build(ctx, cfg, app.Deps{Dynamo: ddb, Log: log})
 	if err != nil {
 		return err
 	}
-	if err := alarm.subscribe(ctx, db, awsCfg, cfg.Tables.Runs, log); err != nil {
+	if err := alarm.subscribe(ctx, db, ddb, eventbridge.NewFromConfig(awsCfg), cfg.Tables.Runs, log, nil); err != nil {
 		return fmt.Errorf("alarm function: %w", err)
 	}
 
@@ -140,7 +142,7 @@ func localEnv(getenv func(string) string) map[string]string {
 		"DO_RUNTIME_URL", "DO_RUNTIME_TOKEN", "LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", "LLM_TIMEOUT", "TURN_MAX_USD", "PRICE_TABLE_FILE",
 		"BROKER_URL", "BROKER_TOKEN", "COMMONLY_API_URL", "SEARCH_PROVIDER", "SEARCH_API_KEY", "SEARCH_API_URL", "GITHUB_API_URL",
 		"E2B_API_KEY", "E2B_DOMAIN", "E2B_API_URL", "E2B_SANDBOX_URL", "E2B_TEMPLATE", "AWS_LAMBDA_FUNCTION_NAME",
-		"EVENT_BUS_NAME", "DAILY_SPEND_ALARM_USD", "EVENTS_FILE"} {
+		"EVENT_BUS_NAME", "DAILY_SPEND_ALARM_USD", "EVENTS_FILE", "DAILY_SPEND_CAP_USD"} {
 		if v := getenv(k); v != "" {
 			env[k] = v
 		}

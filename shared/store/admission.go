@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -23,7 +24,9 @@ const (
 //
 //  0. the idempotency record (when a key was given), only if new;
 //  1. a check that the user's plan is still the admission's plan;
-//  2. ADD 1 to the user's day counter, only if it is below the limit;
+//  2. ADD 1 to the user's day counter, only if it is below the limit
+//     and, with a spend cap, only if the day's cost (the alarm
+//     function's ledger total on the same item) is below the cap;
 //  3. the run, only if new.
 //
 // Under any concurrency DynamoDB serialises the counter's condition, so
@@ -66,14 +69,22 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 		ExpressionAttributeValues: planValues,
 	}})
 	counterIdx := len(items)
+	cond := "(attribute_not_exists(#t) OR #t < :limit)"
+	names := map[string]string{"#t": attrTurns, "#u": "userId", "#d": "day", "#ttl": keys.TTL}
+	values := map[string]types.AttributeValue{":one": num(1), ":limit": num(a.Limit), ":user": str(a.Run.UserID), ":day": str(a.Run.Day), ":ttl": num(keys.ExpiresAfterDay(a.Run.CreatedAt))}
+	if a.SpendCap > 0 {
+		cond += " AND (attribute_not_exists(#c) OR #c < :cap)"
+		names["#c"], values[":cap"] = attrCost, num(int64(a.SpendCap))
+	}
 	items = append(items, types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(d.tables.State),
 		Key:                       stateKey(keys.UsageOnDay(a.Run.UserID, a.Run.Day)),
 		UpdateExpression:          aws.String("ADD #t :one SET #u = :user, #d = :day, #ttl = :ttl"),
-		ConditionExpression:       aws.String("attribute_not_exists(#t) OR #t < :limit"),
-		ExpressionAttributeNames:  map[string]string{"#t": attrTurns, "#u": "userId", "#d": "day", "#ttl": keys.TTL},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1), ":limit": num(a.Limit), ":user": str(a.Run.UserID), ":day": str(a.Run.Day), ":ttl": num(keys.ExpiresAfterDay(a.Run.CreatedAt))},
-		// The current count tells a refused caller how much was used.
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+		// The current count and cost tell a refused caller which bound it
+		// met and how much was used.
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}})
 	items = append(items, types.TransactWriteItem{Put: &types.Put{
@@ -101,13 +112,31 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 		return turns.AdmitResult{PlanChanged: true}, nil
 	}
 	if failedCondition(reasons, counterIdx) {
-		used := numAttr(reasons[counterIdx].Item, attrTurns)
-		if used == 0 {
-			used = a.Limit
-		}
-		return turns.AdmitResult{CeilingUsed: used}, nil
+		return d.refused(ctx, a, reasons[counterIdx].Item)
 	}
 	return turns.AdmitResult{}, fmt.Errorf("admit transaction cancelled (%s): %w", reasonCodes(reasons), turns.ErrUnavailable)
+}
+
+// refused says which bound refused a turn, from the day's usage item as
+// the cancelled transaction returned it (or, if it did not, as read now:
+// a refusal, not a turn, pays for the read). The spend cap wins when both
+// are met.
+func (d *Dynamo) refused(ctx context.Context, a turns.Admission, usage map[string]types.AttributeValue) (turns.AdmitResult, error) {
+	if len(usage) == 0 {
+		item, err := d.getItem(ctx, d.tables.State, stateKey(keys.UsageOnDay(a.Run.UserID, a.Run.Day)))
+		if err != nil {
+			return turns.AdmitResult{}, fmt.Errorf("read usage of a refused turn: %w", err)
+		}
+		usage = item
+	}
+	if spent := money.Micros(numAttr(usage, attrCost)); a.SpendCap > 0 && spent >= a.SpendCap {
+		return turns.AdmitResult{CapSpent: spent}, nil
+	}
+	used := numAttr(usage, attrTurns)
+	if used == 0 {
+		used = a.Limit
+	}
+	return turns.AdmitResult{CeilingUsed: used}, nil
 }
 
 // planCondition is the condition under which a user's plan item decodes

@@ -183,5 +183,6 @@ func (d *Dynamo) Usage(ctx context.Context, userID, day string) (turns.Usage, er
 		return turns.Usage{}, fmt.Errorf("get usage of %s: %w", userID, err)
 	}
 	u := items[keys.UsageOnDay(userID, day)]
-	return turns.Usage{Plan: decodePlan(items[keys.Plan(userID)]), Turns: numAttr(u, attrTurns), CostMicros: numAttr(u, attrCost)}, nil
+	return turns.Usage{Plan: decodePlan(items[keys.Plan(userID)]), Turns: numAttr(u, attrTurns), CostMicros: numAttr(u, attrCost),
+		SpendAlarmRaised: strAttr(u, attrAlarmID) != ""}, nil
 }

@@ -6,9 +6,14 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/commonly/runtime/shared/ledger"
 	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/store/embedded"
 	"github.com/commonly/runtime/shared/turns"
+	"github.com/commonly/runtime/shared/utcday"
 )
 
 // The ledger's writes are conditional on exactly what was read: the
@@ -123,5 +128,72 @@ func TestMarkAlarmOnce(t *testing.T) {
 	got, err := s.ReadDays(ctx, []ledger.DayKey{k})
 	if err != nil || got[k].AlarmID != "a2" {
 		t.Fatalf("marker %+v, %v", got[k], err)
+	}
+}
+
+// countingDB counts the calls the store makes.
+type countingDB struct {
+	store.DynamoAPI
+	calls map[string]int
+}
+
+func (c *countingDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	c.calls["TransactWriteItems"]++
+	return c.DynamoAPI.TransactWriteItems(ctx, in, opts...)
+}
+
+func (c *countingDB) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	c.calls["GetItem"]++
+	return c.DynamoAPI.GetItem(ctx, in, opts...)
+}
+
+// The spend cap is one more condition on the admission's counter: the
+// same one transaction admits or refuses, and says which bound refused.
+func TestAdmitChecksTheSpendCapInItsTransaction(t *testing.T) {
+	srv, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	db := &countingDB{DynamoAPI: srv.Client(), calls: map[string]int{}}
+	s, err := store.New(store.Config{DB: db, Tables: tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	admit := func(id string, limit int64) turns.AdmitResult {
+		t.Helper()
+		clear(db.calls)
+		res, err := s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: newRun(id, "u1", now), Limit: limit, SpendCap: 100, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db.calls["TransactWriteItems"] != 1 || db.calls["GetItem"] != 0 {
+			t.Errorf("%s: calls %v, want the one transaction", id, db.calls)
+		}
+		return res
+	}
+	if res := admit("r1", 5); !res.Admitted {
+		t.Fatalf("no cost yet: %+v", res)
+	}
+	k := ledger.DayKey{UserID: "u1", Day: utcday.Of(now)}
+	if err := s.WriteDay(ctx, ledger.Write{Key: k, Delta: 99, Next: ledger.Book{Rev: 1, CostMicros: 99, Runs: map[string]ledger.Counted{"r1": {CostMicros: 99, Seq: "1"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if res := admit("r2", 5); !res.Admitted {
+		t.Fatalf("below the cap: %+v", res)
+	}
+	if err := s.WriteDay(ctx, ledger.Write{Key: k, From: 1, Delta: 1, Next: ledger.Book{Rev: 2, CostMicros: 100, Runs: map[string]ledger.Counted{"r1": {CostMicros: 100, Seq: "2"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if res := admit("r3", 5); res.Admitted || res.CapSpent != 100 || res.CeilingUsed != 0 {
+		t.Fatalf("at the cap: %+v", res)
+	}
+	// Both bounds met: the cap is reported.
+	if res := admit("r4", 2); res.Admitted || res.CapSpent != 100 {
+		t.Fatalf("at the cap and the ceiling: %+v", res)
+	}
+	if u, err := s.Usage(ctx, "u1", k.Day); err != nil || u.Turns != 2 {
+		t.Fatalf("refused turns were counted: %+v %v", u, err)
 	}
 }

@@ -94,9 +94,11 @@ func (d *Dynamo) CheckpointRun(ctx context.Context, r *runs.Run) error {
 	return nil
 }
 
-// FinishRun writes the final run and, in the same transaction, charges its
-// cost to the day it was admitted on and refunds the turn if asked. The
-// run's condition (not yet final) makes both happen at most once.
+// FinishRun writes the final run, only while it is not final yet, and
+// refunds the turn to the user's day in the same transaction if asked:
+// the run's condition makes the refund happen at most once. The run's
+// cost is not added to the day here: the alarm function's ledger counts
+// it from the runs table's stream, whoever wrote the run.
 func (d *Dynamo) FinishRun(ctx context.Context, r *runs.Run, refund bool) error {
 	if !r.Status.Final() {
 		return fmt.Errorf("finish run %s: status %q is not final", r.RunID, r.Status)
@@ -105,32 +107,33 @@ func (d *Dynamo) FinishRun(ctx context.Context, r *runs.Run, refund bool) error 
 	if err != nil {
 		return err
 	}
-	put := types.TransactWriteItem{Put: &types.Put{
+	put := &types.Put{
 		TableName:                 aws.String(d.tables.Runs),
 		Item:                      item,
 		ConditionExpression:       aws.String("#s = :queued OR #s = :running"),
 		ExpressionAttributeNames:  map[string]string{"#s": "status"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":queued": str(string(runs.StatusQueued)), ":running": str(string(runs.StatusRunning))},
-	}}
-	items := []types.TransactWriteItem{put}
-	if r.CostMicros != 0 || refund {
-		expr := "ADD #c :c"
-		names := map[string]string{"#c": attrCost}
-		values := map[string]types.AttributeValue{":c": num(int64(r.CostMicros))}
-		if refund {
-			expr += ", #t :minus"
-			names["#t"] = attrTurns
-			values[":minus"] = num(-1)
-		}
-		items = append(items, types.TransactWriteItem{Update: &types.Update{
-			TableName:                 aws.String(d.tables.State),
-			Key:                       stateKey(keys.UsageOnDay(r.UserID, r.Day)),
-			UpdateExpression:          aws.String(expr),
-			ExpressionAttributeNames:  names,
-			ExpressionAttributeValues: values,
-		}})
 	}
-	err = d.transact(ctx, items)
+	if !refund {
+		_, err = d.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
+			ExpressionAttributeNames: put.ExpressionAttributeNames, ExpressionAttributeValues: put.ExpressionAttributeValues,
+		})
+		if _, ok := isConditionFailed(err); ok {
+			return fmt.Errorf("finish %s: %w", r.RunID, turns.ErrAlreadyFinal)
+		}
+		if err != nil {
+			return fmt.Errorf("finish run %s: %w", r.RunID, err)
+		}
+		return nil
+	}
+	err = d.transact(ctx, []types.TransactWriteItem{{Put: put}, {Update: &types.Update{
+		TableName:                 aws.String(d.tables.State),
+		Key:                       stateKey(keys.UsageOnDay(r.UserID, r.Day)),
+		UpdateExpression:          aws.String("ADD #t :minus"),
+		ExpressionAttributeNames:  map[string]string{"#t": attrTurns},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":minus": num(-1)},
+	}}})
 	var tce *types.TransactionCanceledException
 	if errors.As(err, &tce) && failedCondition(tce.CancellationReasons, 0) {
 		return fmt.Errorf("finish %s: %w", r.RunID, turns.ErrAlreadyFinal)

@@ -132,7 +132,7 @@ func TestIdempotentAdmission(t *testing.T) {
 	}
 }
 
-func TestClaimFinishRefundAndCharge(t *testing.T) {
+func TestClaimFinishAndRefund(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	r := newRun("r1", "u1", now)
@@ -159,16 +159,34 @@ func TestClaimFinishRefundAndCharge(t *testing.T) {
 	if err := s.FinishRun(ctx, claimed, true); err != nil {
 		t.Fatal(err)
 	}
-	// A second final write (a retried worker) charges nothing more.
+	// A second final write (a retried worker) refunds nothing more.
 	if err := s.FinishRun(ctx, claimed, true); !errors.Is(err, turns.ErrAlreadyFinal) {
 		t.Fatalf("second finish: %v", err)
 	}
 	if err := s.CheckpointRun(ctx, claimed); !errors.Is(err, turns.ErrAlreadyFinal) {
 		t.Fatalf("checkpoint after final: %v", err)
 	}
+	// The run's cost is not charged to the day here: the alarm function's
+	// ledger counts it from the runs stream.
 	u, _ := s.Usage(ctx, "u1", utcday.Of(now))
-	if u.Turns != 0 || u.CostMicros != 1234 {
-		t.Fatalf("usage after refund = %+v, want 0 turns and 1234 micros", u)
+	if u.Turns != 0 || u.CostMicros != 0 {
+		t.Fatalf("usage after refund = %+v, want 0 turns and no cost", u)
+	}
+	// Without a refund the final write is the run alone.
+	r2 := newRun("r2", "u1", now)
+	if res, _ := s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: r2, Limit: 5, Now: now}); !res.Admitted {
+		t.Fatal("r2 not admitted")
+	}
+	r2.End(runs.StatusSucceeded, "", "", now)
+	r2.CostMicros = 99
+	if err := s.FinishRun(ctx, r2, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishRun(ctx, r2, false); !errors.Is(err, turns.ErrAlreadyFinal) {
+		t.Fatalf("second finish without refund: %v", err)
+	}
+	if u, _ := s.Usage(ctx, "u1", utcday.Of(now)); u.Turns != 1 || u.CostMicros != 0 {
+		t.Fatalf("usage after r2 = %+v", u)
 	}
 	got, err := s.GetRun(ctx, "r1")
 	if err != nil || got.Status != runs.StatusFailed || len(got.Steps) != 1 || got.CostMicros != 1234 {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/commonly/runtime/shared/money"
 )
 
 // Sentinel errors of the turn service. The API maps each to one HTTP
@@ -15,6 +17,7 @@ var (
 	ErrNotFound            = errors.New("not found")
 	ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
 	ErrCeilingReached      = errors.New("daily turn ceiling reached")
+	ErrSpendCapReached     = errors.New("daily spend cap reached")
 	// ErrUnavailable: a dependency (the table, the dispatcher) could not
 	// be reached. For the ceiling this means "fail closed".
 	ErrUnavailable          = errors.New("temporarily unavailable")
@@ -51,3 +54,18 @@ func (e *CeilingError) Error() string {
 	return fmt.Sprintf("daily turn ceiling reached: %d of %d used, resets at %s", e.Used, e.Limit, e.ResetsAt.Format(time.RFC3339))
 }
 func (e *CeilingError) Unwrap() error { return ErrCeilingReached }
+
+// SpendCapError carries what a caller refused at the daily spend cap
+// (DAILY_SPEND_CAP_USD) needs to know.
+type SpendCapError struct {
+	Limit    money.Micros
+	Spent    money.Micros
+	ResetsAt time.Time
+	// RetryAfter is how long until ResetsAt, by the service's clock.
+	RetryAfter time.Duration
+}
+
+func (e *SpendCapError) Error() string {
+	return fmt.Sprintf("daily spend cap reached: %s of %s spent, resets at %s", e.Spent, e.Limit, e.ResetsAt.Format(time.RFC3339))
+}
+func (e *SpendCapError) Unwrap() error { return ErrSpendCapReached }

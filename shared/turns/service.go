@@ -13,6 +13,7 @@ import (
 
 	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/metrics"
+	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -44,6 +45,10 @@ type ServiceConfig struct {
 	// DefaultEngine is the engine of installs that name none; zero means
 	// Native.
 	DefaultEngine EngineName
+	// SpendCap, when positive, is the user-day cost at which turns are
+	// refused (DAILY_SPEND_CAP_USD); zero means no cap: the spend alarm
+	// only alarms.
+	SpendCap money.Micros
 	// FallbackConfigured says whether the Durable Object runtime can be
 	// reached (DO_RUNTIME_URL set): turns routed there are refused up front
 	// otherwise, before they are counted.
@@ -89,6 +94,9 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		if _, ok := cfg.Limits[p]; !ok {
 			errs = append(errs, fmt.Errorf("turns: no daily limit for plan %s", p))
 		}
+	}
+	if cfg.SpendCap < 0 {
+		errs = append(errs, fmt.Errorf("turns: spend cap %s is negative", cfg.SpendCap))
 	}
 	if cfg.DefaultEngine == "" {
 		cfg.DefaultEngine = Native
@@ -196,7 +204,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 		Status: runs.StatusQueued, CreatedAt: now, Steps: []runs.Step{},
 		IdempotencyKey: req.IdempotencyKey, RequestHash: req.hash(installID),
 	}
-	res, plan, err := s.admit(ctx, Admission{Run: run, Plan: plan, IdempotencyKey: req.IdempotencyKey, CallerID: c.ID, Now: now})
+	res, plan, err := s.admit(ctx, Admission{Run: run, Plan: plan, SpendCap: s.cfg.SpendCap, IdempotencyKey: req.IdempotencyKey, CallerID: c.ID, Now: now})
 	if err != nil {
 		// The count could not be checked: refuse (fail closed, 503).
 		return nil, err
@@ -212,6 +220,10 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 			return nil, wrapUnavailable("read replayed run", err)
 		}
 		return &Submitted{Run: prev, Replayed: true}, nil
+	case !res.Admitted && res.CapSpent > 0:
+		s.cfg.Metrics.Emit(map[string]string{"Plan": string(plan)}, metrics.Metric{Name: "TurnsRefusedAtSpendCap", Unit: metrics.Count, Value: 1})
+		resets := utcday.ResetsAt(now)
+		return nil, &SpendCapError{Limit: s.cfg.SpendCap, Spent: res.CapSpent, ResetsAt: resets, RetryAfter: resets.Sub(now)}
 	case !res.Admitted:
 		s.cfg.Metrics.Emit(map[string]string{"Plan": string(plan)}, metrics.Metric{Name: "TurnsRefusedAtCeiling", Unit: metrics.Count, Value: 1})
 		resets := utcday.ResetsAt(now)
@@ -370,13 +382,23 @@ func (s *Service) WaitRun(ctx context.Context, c Caller, run *runs.Run, wait tim
 	return run, nil
 }
 
-// UsageReport is GET /v1/me/usage.
+// UsageReport is a user's consumption on one UTC day (GET /v1/me/usage,
+// GET /v1/users/{userId}/usage).
 type UsageReport struct {
 	Plan       Plan
 	TurnsUsed  int64
 	TurnsLimit int64
+	// CostMicros is the day's cost as the alarm function's ledger has
+	// counted it from the runs stream: it trails the runs by the stream's
+	// delay (seconds).
 	CostMicros int64
 	ResetsAt   time.Time
+	// Day is the UTC day reported.
+	Day string
+	// SpendAlarmRaised: the day's spend alarm was raised.
+	SpendAlarmRaised bool
+	// SpendCap is the deployment's daily spend cap; zero when none.
+	SpendCap money.Micros
 }
 
 // Usage reports the caller's consumption for the current UTC day.
@@ -384,8 +406,34 @@ func (s *Service) Usage(ctx context.Context, c Caller) (*UsageReport, error) {
 	if c.ID == "" {
 		return nil, ErrUnauthenticated
 	}
-	now := s.now()
-	u, err := s.store.Usage(ctx, c.ID, utcday.Of(now))
+	return s.usageOn(ctx, c.ID, utcday.Of(s.now()))
+}
+
+// UserUsage reports a user's consumption on a UTC day ("" is today), for
+// the Commonly backend (support, the admin view): any day up to today,
+// zero once the day's items have expired (keys.Retention).
+func (s *Service) UserUsage(ctx context.Context, c Caller, userID, day string) (*UsageReport, error) {
+	if err := requireService(c); err != nil {
+		return nil, err
+	}
+	if !keys.ValidID(userID) {
+		return nil, Invalid("userId", "must be 1-128 characters without '#' or control characters")
+	}
+	today := utcday.Of(s.now())
+	if day == "" {
+		day = today
+	}
+	if t, err := time.Parse(utcday.Layout, day); err != nil || utcday.Of(t) != day {
+		return nil, Invalid("day", "must be a UTC day, YYYY-MM-DD")
+	}
+	if day > today { // same-width ISO dates order as strings
+		return nil, Invalid("day", "is after today (%s, UTC)", today)
+	}
+	return s.usageOn(ctx, userID, day)
+}
+
+func (s *Service) usageOn(ctx context.Context, userID, day string) (*UsageReport, error) {
+	u, err := s.store.Usage(ctx, userID, day)
 	if err != nil {
 		return nil, wrapUnavailable("read usage", err)
 	}
@@ -393,7 +441,11 @@ func (s *Service) Usage(ctx context.Context, c Caller) (*UsageReport, error) {
 	if plan == "" {
 		plan = PlanFree
 	}
-	return &UsageReport{Plan: plan, TurnsUsed: u.Turns, TurnsLimit: s.cfg.Limits.For(plan), CostMicros: u.CostMicros, ResetsAt: utcday.ResetsAt(now)}, nil
+	start, _ := time.Parse(utcday.Layout, day)
+	return &UsageReport{
+		Plan: plan, TurnsUsed: u.Turns, TurnsLimit: s.cfg.Limits.For(plan), CostMicros: u.CostMicros,
+		ResetsAt: utcday.ResetsAt(start), Day: day, SpendAlarmRaised: u.SpendAlarmRaised, SpendCap: s.cfg.SpendCap,
+	}, nil
 }
 
 // finalContext gives final writes their own short deadline, detached from

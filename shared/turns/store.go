@@ -10,6 +10,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 )
 
@@ -49,6 +50,10 @@ type Admission struct {
 	// remembered from an earlier turn can never admit under a stale limit.
 	Plan  Plan
 	Limit int64
+	// SpendCap, when positive, refuses the turn once the day's cost (the
+	// alarm function's ledger total on the same item) is at or above it
+	// (DAILY_SPEND_CAP_USD), in the same condition as the ceiling.
+	SpendCap money.Micros
 	// IdempotencyKey scopes a client's key to the caller; empty = none.
 	IdempotencyKey string
 	CallerID       string
@@ -64,6 +69,8 @@ type AdmitResult struct {
 	ReplayOf    string
 	ReplayHash  string
 	CeilingUsed int64 // when refused at the ceiling
+	// CapSpent is the day's cost when refused at the spend cap.
+	CapSpent money.Micros
 	// PlanChanged: nothing was written because the user's plan is no
 	// longer Admission.Plan; read it and admit again.
 	PlanChanged bool
@@ -74,4 +81,6 @@ type Usage struct {
 	Plan       Plan
 	Turns      int64
 	CostMicros int64
+	// SpendAlarmRaised: the alarm function raised the day's spend alarm.
+	SpendAlarmRaised bool
 }

@@ -204,11 +204,12 @@ func TestNativeTurnThroughTheAPIWithLiteLLM(t *testing.T) {
 	if first.User == nil || *first.User != "user-1" || first.Model != "deepseek-v4-flash" || len(first.Tools) == 0 {
 		t.Errorf("first request: user %v model %q, %d tools", first.User, first.Model, len(first.Tools))
 	}
-	// Usage reflects the run.
+	// Usage counts the turn; its cost is the alarm function's to count,
+	// from the runs stream (infra/local's stack test follows it there).
 	u := s.call(t, apiEvent("GET", "/v1/me/usage", "user-1", false, "", nil))
 	var usage map[string]any
 	_ = json.Unmarshal([]byte(u.Body), &usage)
-	if usage["turnsUsed"] != 1.0 || int64(usage["costMicros"].(float64)) != int64(run.CostMicros) {
+	if usage["turnsUsed"] != 1.0 || usage["costMicros"] != 0.0 || run.CostMicros == 0 {
 		t.Errorf("usage = %v, run cost %d", usage, run.CostMicros)
 	}
 

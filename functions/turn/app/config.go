@@ -60,6 +60,9 @@ type Config struct {
 	LLMTimeout time.Duration
 	TurnMaxUSD money.Micros
 	PriceFile  string
+	// SpendCap refuses a user's turns once their UTC day's cost reaches it
+	// (DAILY_SPEND_CAP_USD); zero, the default, sets no cap.
+	SpendCap money.Micros
 
 	BrokerURL      string
 	BrokerToken    string
@@ -174,6 +177,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.TurnMaxUSD, err = agent.ParseMaxCost(get("TURN_MAX_USD", "")); err != nil {
 		errs = append(errs, err)
+	}
+	if capUSD := get("DAILY_SPEND_CAP_USD", ""); capUSD != "" {
+		if c.SpendCap, err = money.FromUSD(capUSD); err != nil || c.SpendCap <= 0 {
+			errs = append(errs, fmt.Errorf("DAILY_SPEND_CAP_USD: %q is not a positive amount of dollars (at most six decimals); unset it for no cap", capUSD))
+		}
 	}
 	if c.LLMBaseURL != "" && c.LLMAPIKey == "" {
 		errs = append(errs, errors.New("LLM_BASE_URL is set but LLM_API_KEY is not"))

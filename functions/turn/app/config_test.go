@@ -28,6 +28,12 @@ func TestLoadConfig(t *testing.T) {
 		cfg.LLMModel != "deepseek-v4-flash" || cfg.LLMTimeout != 45*time.Second || cfg.InstallCacheTTL != 30*time.Second || cfg.Limits.For("pro") != 200 {
 		t.Errorf("defaults: %+v", cfg)
 	}
+	if cfg.SpendCap != 0 {
+		t.Errorf("a spend cap by default: %d", cfg.SpendCap)
+	}
+	if capped, err := LoadConfig(with("DAILY_SPEND_CAP_USD", "2.50")); err != nil || capped.SpendCap != 2_500_000 {
+		t.Errorf("DAILY_SPEND_CAP_USD=2.50: %d, %v", capped.SpendCap, err)
+	}
 	bad := []struct {
 		env  []string
 		want string
@@ -38,6 +44,9 @@ func TestLoadConfig(t *testing.T) {
 		{[]string{"TURN_DISPATCH", "queue"}, "TURN_DISPATCH"},
 		{[]string{"AWS_LAMBDA_FUNCTION_NAME", ""}, "AWS_LAMBDA_FUNCTION_NAME"},
 		{[]string{"TURN_MAX_USD", "-1"}, "TURN_MAX_USD"},
+		{[]string{"DAILY_SPEND_CAP_USD", "0"}, "DAILY_SPEND_CAP_USD"},
+		{[]string{"DAILY_SPEND_CAP_USD", "two"}, "DAILY_SPEND_CAP_USD"},
+		{[]string{"DAILY_SPEND_CAP_USD", "0.0000001"}, "DAILY_SPEND_CAP_USD"},
 		{[]string{"LLM_TIMEOUT", "soon"}, "LLM_TIMEOUT"},
 		{[]string{"LLM_BASE_URL", "https://litellm.internal"}, "LLM_API_KEY"},
 		{[]string{"DO_RUNTIME_URL", "ftp://do"}, "DO_RUNTIME_URL"},

@@ -146,9 +146,12 @@ func TestTurnLifecycleInline(t *testing.T) {
 		t.Error("ids must not become metric dimensions")
 	}
 
+	// The day's cost is the alarm function's to count, from the runs
+	// stream (functions/alarm); the turn counts turns only.
 	u := e.do(t, event(t, "usage.json"))
 	usage := decode[map[string]any](t, u.Body)
-	if u.StatusCode != 200 || usage["plan"] != "free" || usage["turnsUsed"] != 2.0 || usage["turnsLimit"] != 30.0 || usage["costMicros"] != 84.0 || usage["resetsAt"] != "2026-12-03T00:00:00Z" {
+	if u.StatusCode != 200 || usage["plan"] != "free" || usage["turnsUsed"] != 2.0 || usage["turnsLimit"] != 30.0 || usage["costMicros"] != 0.0 ||
+		usage["resetsAt"] != "2026-12-03T00:00:00Z" || usage["day"] != "2026-12-02" || usage["spendAlarmRaised"] != false || usage["spendCapUSD"] != nil {
 		t.Fatalf("usage = %d %v", u.StatusCode, usage)
 	}
 }

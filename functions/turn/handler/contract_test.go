@@ -95,6 +95,7 @@ var routeEvents = map[string]string{
 	"POST /v1/installs/{installId}/turns":     "submit-turn.json",
 	"GET /v1/runs/{runId}":                    "get-run.json",
 	"GET /v1/me/usage":                        "usage.json",
+	"GET /v1/users/{userId}/usage":            "user-usage.json",
 	"GET /v1/openapi.json":                    "get-openapi.json",
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/commonly/runtime/functions/turn/handler"
 	"github.com/commonly/runtime/shared/engine/durableobject"
 	"github.com/commonly/runtime/shared/metrics"
+	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/pricing"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
@@ -76,6 +77,8 @@ type envOpts struct {
 	dispatcher func(w *turns.Worker) turns.Dispatcher
 	storeWrap  func(turns.Store) turns.Store
 	limits     string
+	// spendCap is DAILY_SPEND_CAP_USD (0: none).
+	spendCap money.Micros
 	// installCacheTTL turns the container's install cache on (off: 0).
 	installCacheTTL time.Duration
 }
@@ -168,7 +171,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		t.Fatal(err)
 	}
 	svc, err := turns.NewService(turns.ServiceConfig{
-		Store: ts, Dispatcher: d, Limits: limits, DefaultEngine: turns.Native, FallbackConfigured: o.doURL != "",
+		Store: ts, Dispatcher: d, Limits: limits, SpendCap: o.spendCap, DefaultEngine: turns.Native, FallbackConfigured: o.doURL != "",
 		Installs: installs, Metrics: emitter, Now: clk.Now, Log: log,
 	})
 	if err != nil {

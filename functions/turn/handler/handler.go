@@ -263,12 +263,40 @@ func (h *Handler) usage(r *request) (events.APIGatewayV2HTTPResponse, error) {
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	return jsonResponse(http.StatusOK, struct {
-		Plan       string  `json:"plan"`
-		TurnsUsed  int64   `json:"turnsUsed"`
-		TurnsLimit int64   `json:"turnsLimit"`
-		CostUSD    float64 `json:"costUSD"`
-		CostMicros int64   `json:"costMicros"`
-		ResetsAt   string  `json:"resetsAt"`
-	}{string(u.Plan), u.TurnsUsed, u.TurnsLimit, float64(u.CostMicros) / 1e6, u.CostMicros, u.ResetsAt.UTC().Format(time.RFC3339)}, nil), nil
+	return jsonResponse(http.StatusOK, newUsageView(u), nil), nil
+}
+
+func (h *Handler) userUsage(r *request) (events.APIGatewayV2HTTPResponse, error) {
+	u, err := h.svc.UserUsage(r.ctx, r.caller, r.params["userId"], r.req.QueryStringParameters["day"])
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return jsonResponse(http.StatusOK, newUsageView(u), nil), nil
+}
+
+// usageView is a day's usage as the API shows it.
+type usageView struct {
+	Plan       string  `json:"plan"`
+	Day        string  `json:"day"`
+	TurnsUsed  int64   `json:"turnsUsed"`
+	TurnsLimit int64   `json:"turnsLimit"`
+	CostUSD    float64 `json:"costUSD"`
+	CostMicros int64   `json:"costMicros"`
+	ResetsAt   string  `json:"resetsAt"`
+	// SpendAlarmRaised: the day's spend alarm (DAILY_SPEND_ALARM_USD) was raised.
+	SpendAlarmRaised bool `json:"spendAlarmRaised"`
+	// SpendCapUSD is the daily spend cap, exact, when the deployment has one.
+	SpendCapUSD json.Number `json:"spendCapUSD,omitempty"`
+}
+
+func newUsageView(u *turns.UsageReport) usageView {
+	v := usageView{
+		Plan: string(u.Plan), Day: u.Day, TurnsUsed: u.TurnsUsed, TurnsLimit: u.TurnsLimit,
+		CostUSD: float64(u.CostMicros) / 1e6, CostMicros: u.CostMicros, ResetsAt: u.ResetsAt.UTC().Format(time.RFC3339),
+		SpendAlarmRaised: u.SpendAlarmRaised,
+	}
+	if u.SpendCap > 0 {
+		v.SpendCapUSD = json.Number(u.SpendCap.USD())
+	}
+	return v
 }

@@ -24,10 +24,15 @@ type Problem struct {
 	Detail string `json:"detail,omitempty"`
 	// Field names the request field at fault, for 400s.
 	Field string `json:"field,omitempty"`
-	// Ceiling details for 429.
-	Limit    *int64 `json:"limit,omitempty"`
-	Used     *int64 `json:"used,omitempty"`
-	ResetsAt string `json:"resetsAt,omitempty"`
+	// Ceiling and spend cap details for 429: the ceiling's limit and
+	// used are turns; the spend cap's limit and spent exact dollars, with
+	// their integer micro-dollars.
+	Limit       json.Number `json:"limit,omitempty"`
+	Used        *int64      `json:"used,omitempty"`
+	Spent       json.Number `json:"spent,omitempty"`
+	LimitMicros *int64      `json:"limitMicros,omitempty"`
+	SpentMicros *int64      `json:"spentMicros,omitempty"`
+	ResetsAt    string      `json:"resetsAt,omitempty"`
 
 	// retryAfter is the Retry-After header's seconds, when there is one.
 	retryAfter int64
@@ -43,6 +48,7 @@ func problem(status int, slug, title, detail string) *Problem {
 func problemFor(err error) *Problem {
 	var inv *turns.InvalidError
 	var ceil *turns.CeilingError
+	var spend *turns.SpendCapError
 	var body *bodyError
 	switch {
 	case errors.As(err, &body):
@@ -62,8 +68,16 @@ func problemFor(err error) *Problem {
 	case errors.As(err, &ceil):
 		p := problem(http.StatusTooManyRequests, "turn_ceiling_reached", "Daily turn ceiling reached",
 			"the daily hosted-turn ceiling of the user's plan is reached; it resets at midnight UTC")
-		p.Limit, p.Used, p.ResetsAt = &ceil.Limit, &ceil.Used, ceil.ResetsAt.UTC().Format(time.RFC3339)
+		p.Limit, p.Used, p.ResetsAt = json.Number(strconv.FormatInt(ceil.Limit, 10)), &ceil.Used, ceil.ResetsAt.UTC().Format(time.RFC3339)
 		p.retryAfter = int64(ceil.RetryAfter.Seconds()) + 1
+		return p
+	case errors.As(err, &spend):
+		p := problem(http.StatusTooManyRequests, "spend_cap_reached", "Daily spend cap reached",
+			"the user's spend today has reached the daily cap; it resets at midnight UTC")
+		limit, spent := int64(spend.Limit), int64(spend.Spent)
+		p.Limit, p.Spent, p.LimitMicros, p.SpentMicros = json.Number(spend.Limit.USD()), json.Number(spend.Spent.USD()), &limit, &spent
+		p.ResetsAt = spend.ResetsAt.UTC().Format(time.RFC3339)
+		p.retryAfter = int64(spend.RetryAfter.Seconds()) + 1
 		return p
 	case errors.Is(err, turns.ErrFallbackUnconfigured):
 		p := problem(http.StatusServiceUnavailable, "fallback_unconfigured", "Fallback engine not configured",

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/commonly/runtime/functions/turn/app"
+	"github.com/commonly/runtime/infra/local/gateway"
+	"github.com/commonly/runtime/shared/ledger"
+	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/store/embedded"
+)
+
+// TestSpendControlsThroughTheLocalStack runs the stack as `make run` wires
+// it: turns through the gateway and the turn handler, their runs' stream
+// records through the embedded event source mapping to the alarm
+// handler, its events through the EventBridge stand-in into EVENTS_FILE.
+// A turn's cost reaches the day once; the alarm is raised once; with a
+// spend cap the next turn is refused until the next UTC day.
+func TestSpendControlsThroughTheLocalStack(t *testing.T) {
+	ctx := context.Background()
+	pods := newBackend()
+	podsURL, podsSrv, err := pods.serve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer podsSrv.Close()
+	eventsFile := filepath.Join(t.TempDir(), "events.jsonl")
+	env := localEnv(func(k string) string {
+		return map[string]string{"DAILY_SPEND_ALARM_USD": "0.0001", "DAILY_SPEND_CAP_USD": "0.0001", "EVENTS_FILE": eventsFile}[k]
+	})
+	env["COMMONLY_API_URL"], env["BROKER_URL"], env["BROKER_TOKEN"] = podsURL, podsURL, pods.serviceToken
+	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", cfg.Tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	alarm, err := startAlarmBus(env, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alarm.close()
+	batches := make(chan struct{}, 100)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if err := alarm.subscribe(ctx, db, db.Client(), alarm.bus.Client(), cfg.Tables.Runs, log, func() { batches <- struct{}{} }); err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	now := time.Date(2026, 12, 2, 23, 58, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	built, err := app.Build(ctx, cfg, app.Deps{Dynamo: db.Client(), Log: log, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := []byte("local-stack-test")
+	api := httptest.NewServer(&gateway.Gateway{Secret: secret, Invoke: built.Handler.HandleHTTP, Log: log})
+	defer api.Close()
+	admin, _ := gateway.MintServiceToken(secret, gateway.ServiceSubject, time.Now())
+	user, _ := gateway.MintToken(secret, "demo-user", nil, time.Hour, time.Now())
+	if status, body, err := call(ctx, "PUT", api.URL+"/v1/installs/demo-install", admin, nil, `{"userId":"demo-user","podId":"demo-pod","agentName":"demo-agent"}`); err != nil || status != 201 {
+		t.Fatalf("install: %d %s %v", status, body, err)
+	}
+	turn := func(msg string) (int, []byte) {
+		t.Helper()
+		status, body, err := call(ctx, "POST", api.URL+"/v1/installs/demo-install/turns", user, map[string]string{"Prefer": "wait=20"}, mustJSON(map[string]string{"message": msg}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status, body
+	}
+	usage := func() map[string]any {
+		t.Helper()
+		status, body, err := call(ctx, "GET", api.URL+"/v1/me/usage", user, nil, "")
+		var u map[string]any
+		if err != nil || status != 200 || json.Unmarshal(body, &u) != nil {
+			t.Fatalf("usage: %d %s %v", status, body, err)
+		}
+		return u
+	}
+	// waitCounted waits, batch by batch, until the day's cost is want and
+	// its alarm marked.
+	waitCounted := func(want float64) map[string]any {
+		t.Helper()
+		for {
+			if u := usage(); u["costMicros"] == want && u["spendAlarmRaised"] == true {
+				return u
+			}
+			select {
+			case <-batches:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the day's cost never reached %v: %v", want, usage())
+			}
+		}
+	}
+
+	status, body := turn("hello")
+	var run runs.Run
+	if status != 200 || json.Unmarshal(body, &run) != nil || run.Status != runs.StatusSucceeded || run.CostMicros <= 100 {
+		t.Fatalf("first turn: %d %s", status, body)
+	}
+	u := waitCounted(float64(run.CostMicros))
+	if u["spendCapUSD"] != 0.0001 || u["turnsUsed"] != 1.0 {
+		t.Errorf("usage after the first turn: %v", u)
+	}
+
+	// The cap refuses the next turn, before counting it.
+	status, body = turn("again")
+	var p map[string]any
+	if status != 429 || json.Unmarshal(body, &p) != nil || p["type"] != "https://commonly.dev/problems/spend_cap_reached" || p["spentMicros"] != float64(run.CostMicros) {
+		t.Fatalf("over the cap: %d %s", status, body)
+	}
+	// One alarm event in EVENTS_FILE, for the demo user's day.
+	evs := readEvents(t, eventsFile)
+	if len(evs) != 1 || evs[0].DetailType != ledger.AlarmDetailType {
+		t.Fatalf("events %+v", evs)
+	}
+	var detail ledger.Alarm
+	if err := json.Unmarshal(evs[0].Detail, &detail); err != nil || detail.UserID != "demo-user" || detail.Day != "2026-12-02" || detail.ThresholdMicros != 100 {
+		t.Fatalf("detail %s: %v", evs[0].Detail, err)
+	}
+
+	// Midnight UTC lifts the cap.
+	mu.Lock()
+	now = time.Date(2026, 12, 3, 0, 0, 1, 0, time.UTC)
+	mu.Unlock()
+	if status, body := turn("a new day"); status != 200 {
+		t.Fatalf("the next day: %d %s", status, body)
+	}
+	if u := usage(); u["day"] != "2026-12-03" || u["turnsUsed"] != 1.0 {
+		t.Errorf("usage on the next day: %v", u)
+	}
+}
+
+type event struct {
+	DetailType string          `json:"detail-type"`
+	Detail     json.RawMessage `json:"detail"`
+}
+
+func readEvents(t *testing.T, path string) []event {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []event
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
