@@ -1,20 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
-	"time"
 
+	"github.com/commonly/runtime/infra/rie"
 	"github.com/commonly/runtime/shared/ledger"
 	"github.com/commonly/runtime/shared/ledger/eventbridgetest"
 	"github.com/commonly/runtime/shared/store"
@@ -28,8 +23,8 @@ import (
 // endpoint variables. `make test` builds the bootstrap and sets RIE_BIN
 // and ALARM_BOOTSTRAP.
 func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
-	rie, bootstrap := os.Getenv("RIE_BIN"), os.Getenv("ALARM_BOOTSTRAP")
-	if rie == "" || bootstrap == "" {
+	rieBin, bootstrap := os.Getenv("RIE_BIN"), os.Getenv("ALARM_BOOTSTRAP")
+	if rieBin == "" || bootstrap == "" {
 		t.Skip("RIE_BIN and ALARM_BOOTSTRAP are set by `make test`")
 	}
 	ctx := context.Background()
@@ -45,9 +40,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 	defer bus.Close()
 
-	addr, apiAddr := freeAddr(t), freeAddr(t)
-	cmd := exec.Command(rie, "--runtime-interface-emulator-address", addr, "--runtime-api-address", apiAddr, bootstrap)
-	cmd.Env = []string{
+	env := []string{
 		"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(),
 		"STATE_TABLE=" + tables.State, "EVENT_BUS_NAME=commonly-alarms",
 		"AWS_ENDPOINT_URL_EVENTBRIDGE=" + bus.URL,
@@ -55,18 +48,16 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 		"AWS_LAMBDA_LOG_FORMAT=JSON",
 	}
 	for k, v := range db.AWSEnv() {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		env = append(env, k+"="+v)
 	}
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
+	emu, err := rie.Start(rieBin, bootstrap, env)
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		_ = emu.Close()
 		if t.Failed() {
-			t.Logf("emulator output:\n%s", logs.String())
+			t.Logf("emulator output:\n%s", emu.Output())
 		}
 	}()
 
@@ -76,27 +67,14 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		url := "http://" + addr + "/2015-03-31/functions/function/invocations"
-		var resp *http.Response
-		for deadline := time.Now().Add(10 * time.Second); ; {
-			resp, err = http.Post(url, "application/json", bytes.NewReader(payload))
-			if err == nil || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if err != nil {
-			t.Fatalf("invoke %s: %v", name, err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
+		body, err := emu.Invoke(ctx, payload)
 		var out struct {
 			BatchItemFailures *[]struct {
 				ItemIdentifier string `json:"itemIdentifier"`
 			} `json:"batchItemFailures"`
 		}
-		if err := json.Unmarshal(body, &out); err != nil || out.BatchItemFailures == nil {
-			t.Fatalf("invoke %s: %d %s", name, resp.StatusCode, body)
+		if err != nil || json.Unmarshal(body, &out) != nil || out.BatchItemFailures == nil {
+			t.Fatalf("invoke %s: %s %v", name, body, err)
 		}
 		ids := []string{}
 		for _, f := range *out.BatchItemFailures {
@@ -154,17 +132,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if f := invoke("second-turn.json"); len(f) != 0 || len(bus.Events()) != 2 {
 		t.Fatalf("retry: failures %v, %d events", f, len(bus.Events()))
 	}
-	if !bytes.Contains(logs.Bytes(), []byte(`"stream batch"`)) || !bytes.Contains(logs.Bytes(), []byte(`"userDays"`)) {
+	if out := emu.Output(); !strings.Contains(out, `"stream batch"`) || !strings.Contains(out, `"userDays"`) {
 		t.Errorf("no JSON batch log line in the function's output")
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return fmt.Sprint(ln.Addr())
 }

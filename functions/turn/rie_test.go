@@ -1,20 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/commonly/runtime/infra/rie"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/store/embedded"
 )
@@ -26,8 +20,8 @@ import (
 // AWS_ENDPOINT_URL_DYNAMODB. `make test` builds both binaries and sets
 // RIE_BIN and TURN_BOOTSTRAP.
 func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
-	rie, bootstrap := os.Getenv("RIE_BIN"), os.Getenv("TURN_BOOTSTRAP")
-	if rie == "" || bootstrap == "" {
+	rieBin, bootstrap := os.Getenv("RIE_BIN"), os.Getenv("TURN_BOOTSTRAP")
+	if rieBin == "" || bootstrap == "" {
 		t.Skip("RIE_BIN and TURN_BOOTSTRAP are set by `make test`")
 	}
 	ctx := context.Background()
@@ -38,25 +32,21 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 	defer db.Close()
 
-	addr, apiAddr := freeAddr(t), freeAddr(t)
-	cmd := exec.Command(rie, "--runtime-interface-emulator-address", addr, "--runtime-api-address", apiAddr, bootstrap)
-	cmd.Env = []string{
+	env := []string{
 		"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(),
 		"STATE_TABLE=" + tables.State, "RUNS_TABLE=" + tables.Runs, "TURN_DISPATCH=inline",
 	}
 	for k, v := range db.AWSEnv() {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		env = append(env, k+"="+v)
 	}
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
+	emu, err := rie.Start(rieBin, bootstrap, env)
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		_ = emu.Close()
 		if t.Failed() {
-			t.Logf("emulator output:\n%s", logs.String())
+			t.Logf("emulator output:\n%s", emu.Output())
 		}
 	}()
 
@@ -66,23 +56,10 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		url := "http://" + addr + "/2015-03-31/functions/function/invocations"
-		var resp *http.Response
-		for deadline := time.Now().Add(10 * time.Second); ; {
-			resp, err = http.Post(url, "application/json", bytes.NewReader(payload))
-			if err == nil || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if err != nil {
-			t.Fatalf("invoke %s: %v", name, err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
+		body, err := emu.Invoke(ctx, payload)
 		var out map[string]any
-		if err := json.Unmarshal(body, &out); err != nil {
-			t.Fatalf("invoke %s: %d %s", name, resp.StatusCode, body)
+		if err != nil || json.Unmarshal(body, &out) != nil {
+			t.Fatalf("invoke %s: %s %v", name, body, err)
 		}
 		return out
 	}
@@ -117,14 +94,4 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if out := invoke("get-openapi.json"); status(out) != 200 || !strings.Contains(out["body"].(string), `"openapi": "3.1.0"`) {
 		t.Fatalf("openapi.json: %v", status(out))
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return fmt.Sprint(ln.Addr())
 }
