@@ -40,17 +40,11 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 	defer bus.Close()
 
-	env := []string{
-		"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(),
-		"STATE_TABLE=" + tables.State, "EVENT_BUS_NAME=commonly-alarms",
-		"AWS_ENDPOINT_URL_EVENTBRIDGE=" + bus.URL,
+	emu, err := rie.Start(rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), map[string]string{
+		"STATE_TABLE": tables.State, "EVENT_BUS_NAME": "commonly-alarms", "AWS_ENDPOINT_URL_EVENTBRIDGE": bus.URL,
 		// JSON logs, as the stack configures the function's logging.
-		"AWS_LAMBDA_LOG_FORMAT=JSON",
-	}
-	for k, v := range db.AWSEnv() {
-		env = append(env, k+"="+v)
-	}
-	emu, err := rie.Start(rieBin, bootstrap, env)
+		"AWS_LAMBDA_LOG_FORMAT": "JSON",
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,14 +32,8 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 	defer db.Close()
 
-	env := []string{
-		"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(),
-		"STATE_TABLE=" + tables.State, "RUNS_TABLE=" + tables.Runs, "TURN_DISPATCH=inline",
-	}
-	for k, v := range db.AWSEnv() {
-		env = append(env, k+"="+v)
-	}
-	emu, err := rie.Start(rieBin, bootstrap, env)
+	emu, err := rie.Start(rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(),
+		map[string]string{"STATE_TABLE": tables.State, "RUNS_TABLE": tables.Runs, "TURN_DISPATCH": "inline"}))
 	if err != nil {
 		t.Fatal(err)
 	}

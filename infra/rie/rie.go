@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os/exec"
+	"slices"
 	"sync"
 	"time"
 )
@@ -81,6 +83,20 @@ func (e *Emulator) Close() error {
 		err = errors.Join(err, werr)
 	}
 	return err
+}
+
+// Env is a bootstrap's whole environment: a minimal PATH, HOME, and the
+// variables of each map in turn (later maps win), sorted.
+func Env(home string, vars ...map[string]string) []string {
+	all := map[string]string{"PATH": "/usr/bin:/bin", "HOME": home}
+	for _, m := range vars {
+		maps.Copy(all, m)
+	}
+	env := make([]string, 0, len(all))
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		env = append(env, k+"="+all[k])
+	}
+	return env
 }
 
 func freeAddr() (string, error) {
