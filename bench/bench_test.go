@@ -17,6 +17,7 @@ import (
 
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/bench/internal/turnstack"
+	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store/embedded"
 )
 
@@ -110,8 +111,8 @@ func TestCounterCountsEachCallByOperation(t *testing.T) {
 }
 
 // TestTurnThroughTheAPI runs the benchmark's turn once and checks what
-// it measures: the script's calls, the turn's DynamoDB calls, a run
-// whose records the forgetter removes.
+// it measures: the script's calls, the turn's DynamoDB calls, a stored
+// run; and the copies BenchmarkTurnStoredRuns stores of it.
 func TestTurnThroughTheAPI(t *testing.T) {
 	r := newRig(t, slog.LevelWarn, nil)
 	ctx := context.Background()
@@ -132,11 +133,23 @@ func TestTurnThroughTheAPI(t *testing.T) {
 	if _, err := r.built.Store.GetRun(ctx, done.RunID); err != nil {
 		t.Fatalf("run not stored: %v", err)
 	}
-	if err := r.forget.Forget(ctx, done); err != nil {
+	count := func(table string) int32 {
+		out, err := r.db.Client().Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(table)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Count
+	}
+	runs0, state0 := count(turnstack.Tables.Runs), count(turnstack.Tables.State)
+	if err := turnstack.StoreCopies(ctx, r.db.Client(), turnstack.Tables, done, 30); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.built.Store.GetRun(ctx, done.RunID); err == nil {
-		t.Errorf("run %s still stored", done.RunID)
+	if dr, ds := count(turnstack.Tables.Runs)-runs0, count(turnstack.Tables.State)-state0; dr != 30 || ds != 30 {
+		t.Errorf("the copies added %d runs and %d state items, want 30 and 30", dr, ds)
+	}
+	copied, err := r.built.Store.GetRun(ctx, done.RunID+"-copy-29")
+	if err != nil || copied.Status != runs.StatusSucceeded || len(copied.Steps) != script.Steps {
+		t.Errorf("a copy: %+v, %v", copied, err)
 	}
 
 	// A warm turn reads nothing: the install is cached and the plan

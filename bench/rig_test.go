@@ -22,7 +22,7 @@ type rig struct {
 	counter *turnstack.Counter
 	model   *script.Server
 	client  *turnstack.Client
-	forget  turnstack.Forgetter
+	db      *embedded.Server
 }
 
 // newRig starts the stack; level is the turn function's log level (the
@@ -39,7 +39,7 @@ func newRig(tb testing.TB, level slog.Level, env map[string]string) *rig {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = db.Close() })
-	r.forget = turnstack.Forgetter{DB: db.Client(), Tables: turnstack.Tables}
+	r.db = db
 	cfg, err := turnstack.Config(llmSrv.URL, env)
 	if err != nil {
 		tb.Fatal(err)

@@ -46,42 +46,56 @@ func BenchmarkTurn(b *testing.B) {
 func benchAPI(b *testing.B, level slog.Level, env map[string]string) {
 	r := newRig(b, level, env)
 	ctx := context.Background()
-	measure(b, r, func() (turnstack.Done, error) { return r.client.Turn(ctx) })
+	measure(b, r, func() error { _, err := r.client.Turn(ctx); return err })
+}
+
+// BenchmarkTurnStoredRuns is Turn/api with 100 and with 10,000 runs stored
+// before the first measured turn (copies of a real turn's run and
+// idempotency record, turnstack.StoreCopies, with the warm-up turns): the
+// embedded DynamoDB must answer a turn with 10,000 runs behind it as fast
+// as a fresh one, as DynamoDB does. `benchstat -col /runs` sets the two
+// side by side (README, "Benchmarks").
+func BenchmarkTurnStoredRuns(b *testing.B) {
+	for _, stored := range []int{100, 10_000} {
+		b.Run(fmt.Sprintf("runs=%d", stored), func(b *testing.B) {
+			r := newRig(b, slog.LevelWarn, nil)
+			ctx := context.Background()
+			done, err := r.client.Turn(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := turnstack.StoreCopies(ctx, r.db.Client(), turnstack.Tables, done, stored-1-warmTurns); err != nil {
+				b.Fatal(err)
+			}
+			measure(b, r, func() error { _, err := r.client.Turn(ctx); return err })
+		})
+	}
 }
 
 func benchHandler(b *testing.B) {
 	r := newRig(b, slog.LevelWarn, nil)
 	ctx := context.Background()
-	measure(b, r, func() (turnstack.Done, error) {
-		key := r.client.NewIdempotencyKey()
-		resp := r.built.Handler.HandleHTTP(ctx, turnEvent(key))
+	measure(b, r, func() error {
+		resp := r.built.Handler.HandleHTTP(ctx, turnEvent(r.client.NewIdempotencyKey()))
 		if resp.StatusCode != http.StatusOK {
-			return turnstack.Done{}, fmt.Errorf("turn: %d %s", resp.StatusCode, resp.Body)
+			return fmt.Errorf("turn: %d %s", resp.StatusCode, resp.Body)
 		}
-		runID, err := turnstack.CheckRun([]byte(resp.Body))
-		return turnstack.Done{RunID: runID, IdempotencyKey: key}, err
+		_, err := turnstack.CheckRun([]byte(resp.Body))
+		return err
 	})
 }
 
 // measure runs turn b.N times after the warm-up and reports the custom
-// metrics. Each turn's records are deleted after it, outside the timer
-// and the CPU count (see turnstack.Forgetter).
-func measure(b *testing.B, r *rig, turn func() (turnstack.Done, error)) {
-	ctx := context.Background()
+// metrics. Every turn's records stay stored, as in DynamoDB.
+func measure(b *testing.B, r *rig, turn func() error) {
 	one := func() time.Duration {
 		cpu0, _ := procstat.CPU()
-		done, err := turn()
+		err := turn()
 		cpu1, _ := procstat.CPU()
-		cpu := cpu1 - cpu0
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.StopTimer()
-		if err := r.forget.Forget(ctx, done); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		return cpu
+		return cpu1 - cpu0
 	}
 	for range warmTurns {
 		one()

@@ -216,10 +216,7 @@ func (s *Server) record(changes []server.ItemChange) {
 		for n < len(changes) && changes[n].StreamARN == arn {
 			n++
 		}
-		st := s.stream(arn, changes[0].TableName, string(changes[0].StreamViewType))
-		if err := st.append(changes[:n], now); err != nil {
-			s.cfg.Log.Error("embedded dynamodb: stream records lost", "error", err)
-		}
+		s.stream(arn, changes[0].TableName, string(changes[0].StreamViewType)).append(changes[:n], now)
 		changes = changes[n:]
 	}
 }

@@ -1,8 +1,6 @@
 package embedded
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"sync"
@@ -47,23 +45,16 @@ func newStream(table, arn, viewType string, cfg Config) *stream {
 // append adds the records of the changes one write committed to this
 // stream, together: a reader sees all of them or none. The server calls it
 // in commit order (under minidyn's lock), so sequence numbers follow it.
-func (s *stream) append(changes []server.ItemChange, at time.Time) error {
+func (s *stream) append(changes []server.ItemChange, at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var errs []error
 	for _, ch := range changes {
 		seq := s.first + uint64(len(s.recs))
-		data, err := json.Marshal(newRecord(ch, seq, at))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("stream record of %s: %w", s.table, err))
-			continue
-		}
-		s.recs = append(s.recs, record{seq: seq, arrival: at, data: data})
+		s.recs = append(s.recs, record{seq: seq, arrival: at, data: recordJSON(ch, seq, at)})
 	}
 	s.trim(at)
 	close(s.grew)
 	s.grew = make(chan struct{})
-	return errors.Join(errs...)
 }
 
 // trim drops the records past retention and, over the limit, the oldest

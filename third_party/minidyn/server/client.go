@@ -1210,11 +1210,10 @@ func (c *Client) runTransactItem(i, n int, item TransactWriteItem) error {
 	}
 }
 
+// The runTransact* functions apply one item of a transaction whose input
+// prepareTransact validated and whose conditions checkTransactConditions
+// checked against the same state: they do neither again.
 func (c *Client) runTransactPut(i, n int, put *Put) error {
-	if vErr := validateExpressionAttributes(put.ExpressionAttributeNames, keysFromAttributeValueMap(put.ExpressionAttributeValues), aws.ToString(put.ConditionExpression)); vErr != nil {
-		return vErr
-	}
-
 	table, tErr := c.getTable(aws.ToString(put.TableName))
 	if tErr != nil {
 		return mapKnownError(tErr)
@@ -1222,7 +1221,6 @@ func (c *Client) runTransactPut(i, n int, put *Put) error {
 
 	if _, opErr := table.Put(&types.PutItemInput{
 		TableName:                 put.TableName,
-		ConditionExpression:       put.ConditionExpression,
 		ExpressionAttributeNames:  put.ExpressionAttributeNames,
 		ExpressionAttributeValues: mapAttributeValueMapToTypes(put.ExpressionAttributeValues),
 		Item:                      mapAttributeValueMapToTypes(put.Item),
@@ -1234,10 +1232,6 @@ func (c *Client) runTransactPut(i, n int, put *Put) error {
 }
 
 func (c *Client) runTransactUpdate(i, n int, update *Update) error {
-	if vErr := validateExpressionAttributes(update.ExpressionAttributeNames, keysFromAttributeValueMap(update.ExpressionAttributeValues), aws.ToString(update.UpdateExpression), aws.ToString(update.ConditionExpression)); vErr != nil {
-		return vErr
-	}
-
 	table, tErr := c.getTable(aws.ToString(update.TableName))
 	if tErr != nil {
 		return mapKnownError(tErr)
@@ -1245,7 +1239,6 @@ func (c *Client) runTransactUpdate(i, n int, update *Update) error {
 
 	_, opErr := table.Update(&types.UpdateItemInput{
 		TableName:                           update.TableName,
-		ConditionExpression:                 update.ConditionExpression,
 		ExpressionAttributeNames:            update.ExpressionAttributeNames,
 		ExpressionAttributeValues:           mapAttributeValueMapToTypes(update.ExpressionAttributeValues),
 		Key:                                 mapAttributeValueMapToTypes(update.Key),
@@ -1264,10 +1257,6 @@ func (c *Client) runTransactUpdate(i, n int, update *Update) error {
 }
 
 func (c *Client) runTransactDelete(i, n int, del *Delete) error {
-	if vErr := validateExpressionAttributes(del.ExpressionAttributeNames, keysFromAttributeValueMap(del.ExpressionAttributeValues), aws.ToString(del.ConditionExpression)); vErr != nil {
-		return vErr
-	}
-
 	table, tErr := c.getTable(aws.ToString(del.TableName))
 	if tErr != nil {
 		return mapKnownError(tErr)
@@ -1275,7 +1264,6 @@ func (c *Client) runTransactDelete(i, n int, del *Delete) error {
 
 	if _, opErr := table.Delete(&types.DeleteItemInput{
 		TableName:                 del.TableName,
-		ConditionExpression:       del.ConditionExpression,
 		ExpressionAttributeNames:  toStringPtrMap(del.ExpressionAttributeNames),
 		ExpressionAttributeValues: mapAttributeValueMapToTypes(del.ExpressionAttributeValues),
 		Key:                       mapAttributeValueMapToTypes(del.Key),
