@@ -64,6 +64,8 @@ func (r report) markdown() string {
 			{"Turn/handler", "ours in-process, Turn/handler (the API Gateway event straight to the handler)"},
 			{"Turn/api-info-log", "ours in-process, Turn/api-info-log (info-level logs, Lambda's default)"},
 			{"Turn/api-no-install-cache", "ours in-process, Turn/api-no-install-cache (INSTALL_CACHE_TTL=0: no install cache)"},
+			{storedFew, "ours in-process, TurnStoredRuns/runs=100 (Turn/api with 100 runs stored)"},
+			{storedMany, "ours in-process, TurnStoredRuns/runs=10000 (Turn/api with 10,000 runs stored)"},
 		} {
 			sec, ok := g.get(row.name, "sec/op")
 			if !ok {
@@ -109,8 +111,27 @@ func (r report) markdown() string {
 		coldWhat += fmt.Sprintf("; an empty Go function under the emulator: %.1f ms", median(c.emptyMs))
 	}
 	check(&b, median(c.rieMs) <= targetColdMs, coldWhat+")")
+	if g := r.goBench; g != nil {
+		fewCPU, ok1 := g.get(storedFew, "proc-cpu-ms/op")
+		manyCPU, ok2 := g.get(storedMany, "proc-cpu-ms/op")
+		fewWall, ok3 := g.get(storedFew, "sec/op")
+		manyWall, ok4 := g.get(storedMany, "sec/op")
+		if ok1 && ok2 && ok3 && ok4 {
+			check(&b, manyCPU <= fewCPU*targetStoredRatio && manyWall <= fewWall*targetStoredRatio, fmt.Sprintf(
+				"a turn with 10,000 runs stored within %.0f %% of one with 100 (in-process, the embedded DynamoDB included): CPU %.3f ms vs %.3f ms (%+.0f %%), wall %.3f ms vs %.3f ms (%+.0f %%)",
+				(targetStoredRatio-1)*100, manyCPU, fewCPU, (manyCPU/fewCPU-1)*100, manyWall*1e3, fewWall*1e3, (manyWall/fewWall-1)*100))
+		}
+	}
 	return b.String()
 }
+
+// The Go benchmark of a turn with few and with many runs stored, and how
+// much slower the second may be.
+const (
+	storedFew         = "TurnStoredRuns/runs=100"
+	storedMany        = "TurnStoredRuns/runs=10000"
+	targetStoredRatio = 1.2
+)
 
 // floorVerdict says whether the CPU target is within reach of a turn that
 // makes the floor's round trips.

@@ -186,38 +186,26 @@ func valueSize(v ddbtypes.AttributeValue) int64 {
 	case *ddbtypes.AttributeValueMemberB:
 		return int64(len(v.Value))
 	case *ddbtypes.AttributeValueMemberSS:
-		var n int64
-		for _, s := range v.Value {
-			n += int64(len(s))
-		}
-		return n
+		return sum(v.Value, func(s string) int64 { return int64(len(s)) })
 	case *ddbtypes.AttributeValueMemberNS:
-		var n int64
-		for _, s := range v.Value {
-			n += numberSize(s)
-		}
-		return n
+		return sum(v.Value, numberSize)
 	case *ddbtypes.AttributeValueMemberBS:
-		var n int64
-		for _, b := range v.Value {
-			n += int64(len(b))
-		}
-		return n
+		return sum(v.Value, func(b []byte) int64 { return int64(len(b)) })
 	case *ddbtypes.AttributeValueMemberL:
-		n := int64(3)
-		for _, e := range v.Value {
-			n += 1 + valueSize(e)
-		}
-		return n
+		return 3 + sum(v.Value, func(e ddbtypes.AttributeValue) int64 { return 1 + valueSize(e) })
 	case *ddbtypes.AttributeValueMemberM:
-		n := int64(3)
-		for k, e := range v.Value {
-			n += 1 + int64(len(k)) + valueSize(e)
-		}
-		return n
+		return 3 + int64(len(v.Value)) + itemSize(v.Value)
 	default: // BOOL, NULL
 		return 1
 	}
+}
+
+func sum[T any](list []T, size func(T) int64) int64 {
+	var n int64
+	for _, v := range list {
+		n += size(v)
+	}
+	return n
 }
 
 // numberSize counts significant digits: leading and trailing zeros, the
