@@ -201,6 +201,7 @@ func (m *mapping) run(ctx context.Context, pos uint64) {
 // once the batching window has passed since records were first there.
 func (m *mapping) gather(ctx context.Context, pos uint64) ([]record, bool) {
 	var window Timer
+	windowOver := m.cfg.MaximumBatchingWindow == 0
 	defer func() {
 		if window != nil {
 			window.Stop()
@@ -213,7 +214,7 @@ func (m *mapping) gather(ctx context.Context, pos uint64) ([]record, bool) {
 				"lost", from-pos, "firstSequenceNumber", sequenceNumber(pos))
 			pos = from
 		}
-		if len(recs) == m.cfg.BatchSize || (len(recs) > 0 && m.cfg.MaximumBatchingWindow == 0) {
+		if len(recs) == m.cfg.BatchSize || (len(recs) > 0 && windowOver) {
 			return recs, true
 		}
 		var fire <-chan time.Time
@@ -228,7 +229,7 @@ func (m *mapping) gather(ctx context.Context, pos uint64) ([]record, bool) {
 			return nil, false
 		case <-grew:
 		case <-fire:
-			return recs, true
+			windowOver = true // read again: records may have come with the window's end
 		}
 	}
 }
