@@ -140,7 +140,12 @@ type Step struct {
 	FinishReason       string       `json:"finishReason,omitempty" dynamodbav:"finishReason,omitempty"`
 	ElapsedMs          int64        `json:"elapsedMs" dynamodbav:"elapsedMs"`
 	CostMicros         money.Micros `json:"costMicros" dynamodbav:"costMicros"`
-	ToolCalls          []ToolCall   `json:"toolCalls,omitempty" dynamodbav:"toolCalls,omitempty"`
+	// Estimated marks a call whose answer never arrived (timed out or
+	// failed after the request was sent, or an engine that reported no
+	// usage): its tokens and cost are estimated from the request, because
+	// the provider may still have billed it.
+	Estimated bool       `json:"estimated,omitempty" dynamodbav:"estimated,omitempty"`
+	ToolCalls []ToolCall `json:"toolCalls,omitempty" dynamodbav:"toolCalls,omitempty"`
 }
 
 // ToolCall records one tool call of a step. Args are stored capped; they

@@ -35,3 +35,27 @@ func TestAddCost(t *testing.T) {
 		t.Fatalf("costMicros %d after a zero add", r.CostMicros)
 	}
 }
+
+func TestRefundDue(t *testing.T) {
+	answered := Step{Index: 0, CompletionTokens: 12}
+	estimated := Step{Index: 0, PromptTokens: 900, Estimated: true}
+	cases := []struct {
+		name  string
+		steps []Step
+		infra bool
+		want  bool
+	}{
+		{"infrastructure failure before any model call", nil, true, true},
+		{"infrastructure failure after a call that never answered", []Step{estimated}, true, true},
+		{"infrastructure failure after the model answered", []Step{answered}, true, false},
+		{"infrastructure failure after two calls, the first answered", []Step{answered, estimated}, true, false},
+		{"not an infrastructure failure, nothing ran", nil, false, false},
+		{"not an infrastructure failure after an answer", []Step{answered}, false, false},
+	}
+	for _, c := range cases {
+		r := &Run{Steps: c.steps}
+		if got := r.RefundDue(c.infra); got != c.want {
+			t.Errorf("%s: RefundDue(%v) = %v, want %v", c.name, c.infra, got, c.want)
+		}
+	}
+}
