@@ -38,11 +38,11 @@ func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, re
 		return nil, false, err
 	}
 	if !keys.ValidID(installID) {
-		return nil, false, Invalid("installId", "must be 1-128 characters without '#' or control characters")
+		return nil, false, Invalid("installId", keys.IDRule)
 	}
-	for field, v := range map[string]string{"userId": req.UserID, "podId": req.PodID, "agentName": req.AgentName} {
-		if !keys.ValidID(v) {
-			return nil, false, Invalid(field, "is required: 1-128 characters without '#' or control characters")
+	for _, f := range []struct{ field, id string }{{"userId", req.UserID}, {"podId", req.PodID}, {"agentName", req.AgentName}} {
+		if !keys.ValidID(f.id) {
+			return nil, false, Invalid(f.field, "is required and "+keys.IDRule)
 		}
 	}
 	existing, err := s.store.GetInstall(ctx, installID)
@@ -67,7 +67,7 @@ func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, re
 		in.InstanceID = installID
 	}
 	if !keys.ValidID(in.InstanceID) {
-		return nil, false, Invalid("instanceId", "must be 1-128 characters without '#' or control characters")
+		return nil, false, Invalid("instanceId", keys.IDRule)
 	}
 	if req.Engine != nil {
 		e, err := ParseEngine(*req.Engine)
@@ -133,6 +133,9 @@ func (s *Service) Migrate(ctx context.Context, c Caller, installID string, req M
 	if err := requireService(c); err != nil {
 		return nil, err
 	}
+	if !keys.ValidID(installID) {
+		return nil, Invalid("installId", keys.IDRule)
+	}
 	to, err := ParseEngine(req.To)
 	if err != nil {
 		return nil, Invalid("to", "%v", err)
@@ -140,9 +143,6 @@ func (s *Service) Migrate(ctx context.Context, c Caller, installID string, req M
 	state, err := ParseMigrationState(req.State)
 	if err != nil {
 		return nil, Invalid("state", "%v", err)
-	}
-	if !keys.ValidID(installID) {
-		return nil, fmt.Errorf("install %q: %w", installID, ErrNotFound)
 	}
 	in, err := s.store.GetInstall(ctx, installID)
 	if err != nil {
@@ -166,7 +166,7 @@ func (s *Service) SetPlan(ctx context.Context, c Caller, userID, plan string) (P
 		return "", err
 	}
 	if !keys.ValidID(userID) {
-		return "", Invalid("userId", "must be 1-128 characters without '#' or control characters")
+		return "", Invalid("userId", keys.IDRule)
 	}
 	p, err := ParsePlan(plan)
 	if err != nil {

@@ -170,7 +170,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 		return nil, ErrUnauthenticated
 	}
 	if !keys.ValidID(installID) {
-		return nil, fmt.Errorf("install %q: %w", installID, ErrNotFound)
+		return nil, Invalid("installId", keys.IDRule)
 	}
 	if req.Trigger == "" {
 		req.Trigger = DefaultTrigger
@@ -302,7 +302,10 @@ func (s *Service) installAndPlan(ctx context.Context, c Caller, installID string
 		s.installs.put(inst)
 	}
 	if !c.canActFor(inst.UserID) {
-		return nil, "", ErrForbidden
+		// Someone else's install is reported as missing, so install ids
+		// cannot be probed; operators still see the attempt.
+		s.log.WarnContext(ctx, "turn refused: the caller is not the install's owner", "userId", c.ID, "installId", installID)
+		return nil, "", fmt.Errorf("install %q of another user: %w", installID, ErrNotFound)
 	}
 	if batched != "" {
 		s.plans.put(inst.UserID, batched)
@@ -330,11 +333,11 @@ func (s *Service) GetRun(ctx context.Context, c Caller, runID string) (*runs.Run
 		return nil, ErrUnauthenticated
 	}
 	if !keys.ValidID(runID) {
-		return nil, fmt.Errorf("run %q: %w", runID, ErrNotFound)
+		return nil, Invalid("runId", keys.IDRule)
 	}
 	r, err := s.store.GetRun(ctx, runID)
 	if err != nil {
-		return nil, err
+		return nil, wrapUnavailable("read run", err)
 	}
 	if !c.canActFor(r.UserID) {
 		// Someone else's run is reported as missing, so run ids cannot be probed.

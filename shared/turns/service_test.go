@@ -59,8 +59,10 @@ func TestSubmitRefusesBeforeCounting(t *testing.T) {
 	}{
 		{"no identity", turns.Caller{}, "inst-1", turns.TurnRequest{Message: "hi"}, turns.ErrUnauthenticated, ""},
 		{"unknown install", user, "nope", turns.TurnRequest{Message: "hi"}, turns.ErrNotFound, ""},
-		{"invalid install id", user, "a#b", turns.TurnRequest{Message: "hi"}, turns.ErrNotFound, ""},
-		{"someone else's install", other, "inst-1", turns.TurnRequest{Message: "hi"}, turns.ErrForbidden, ""},
+		{"invalid install id", user, "a#b", turns.TurnRequest{Message: "hi"}, turns.ErrInvalid, "installId"},
+		{"a dot-segment install id", user, "..", turns.TurnRequest{Message: "hi"}, turns.ErrInvalid, "installId"},
+		// Answered as a missing install, so install ids cannot be probed.
+		{"someone else's install", other, "inst-1", turns.TurnRequest{Message: "hi"}, turns.ErrNotFound, ""},
 		{"no message", user, "inst-1", turns.TurnRequest{}, turns.ErrInvalid, "message"},
 		{"message too long", user, "inst-1", turns.TurnRequest{Message: strings.Repeat("é", turns.MaxMessageChars+1)}, turns.ErrInvalid, "message"},
 		{"invalid UTF-8", user, "inst-1", turns.TurnRequest{Message: "\xff"}, turns.ErrInvalid, "message"},
