@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/commonly/runtime/shared/keys"
@@ -79,14 +80,14 @@ func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, re
 		in.Engine = s.cfg.DefaultEngine
 	}
 	if req.Tools != nil {
-		if err := validNames("tools", *req.Tools); err != nil {
+		if err := validNames("tools", "tool", *req.Tools, s.cfg.Tools); err != nil {
 			return nil, false, err
 		}
 		t := append([]string{}, *req.Tools...)
 		in.Tools = &t
 	}
 	if req.Connectors != nil {
-		if err := validNames("connectors", *req.Connectors); err != nil {
+		if err := validNames("connectors", "connector", *req.Connectors, s.cfg.Connectors); err != nil {
 			return nil, false, err
 		}
 		in.Connectors = append([]string{}, *req.Connectors...)
@@ -110,13 +111,19 @@ func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, re
 	return in, created, nil
 }
 
-func validNames(field string, names []string) error {
+// validNames checks an install's list of tools or connectors: each name
+// must be one of known (exactly), and the refusal says which are.
+func validNames(field, kind string, names, known []string) error {
 	if len(names) > MaxToolsListed {
 		return Invalid(field, "lists more than %d names", MaxToolsListed)
 	}
 	for _, n := range names {
-		if n == "" || len(n) > maxNameChars || strings.ContainsAny(n, " \t\n#") {
-			return Invalid(field, "%q is not a valid name", n)
+		if !slices.Contains(known, n) {
+			list := strings.Join(known, ", ")
+			if list == "" {
+				list = "none"
+			}
+			return Invalid(field, "names %q, which is not a known %s; the known ones are: %s", n, kind, list)
 		}
 	}
 	return nil

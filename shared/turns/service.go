@@ -44,6 +44,14 @@ type ServiceConfig struct {
 	// DefaultEngine is the engine of installs that name none; zero means
 	// Native.
 	DefaultEngine EngineName
+	// Tools and Connectors are the names an install may list in its tools
+	// and connectors: the native engine's catalog, configured in this
+	// deployment or not (native.Engine.ToolNames, ConnectorNames), so
+	// that a misspelt name is refused when the install is written rather
+	// than failing each of its turns. Nil knows none: an install may then
+	// list no tool or connector.
+	Tools      []string
+	Connectors []string
 	// FallbackConfigured says whether the Durable Object runtime can be
 	// reached (DO_RUNTIME_URL set): turns routed there are refused up front
 	// otherwise, before they are counted.
