@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -158,6 +159,11 @@ func (r TurnRequest) validate() error {
 	}
 	if len(r.IdempotencyKey) > MaxIdemKeyChars {
 		return Invalid("Idempotency-Key", "is longer than %d characters", MaxIdemKeyChars)
+	}
+	// A header value may hold any byte; the key is kept on the run, and
+	// DynamoDB refuses a string that is not UTF-8.
+	if strings.ContainsFunc(r.IdempotencyKey, func(c rune) bool { return c < 0x20 || c > 0x7e }) {
+		return Invalid("Idempotency-Key", "must be printable ASCII")
 	}
 	return nil
 }

@@ -68,6 +68,10 @@ func TestSubmitRefusesBeforeCounting(t *testing.T) {
 		{"invalid UTF-8", user, "inst-1", turns.TurnRequest{Message: "\xff"}, turns.ErrInvalid, "message"},
 		{"trigger too long", user, "inst-1", turns.TurnRequest{Message: "hi", Trigger: strings.Repeat("t", turns.MaxTriggerChars+1)}, turns.ErrInvalid, "trigger"},
 		{"key too long", user, "inst-1", turns.TurnRequest{Message: "hi", IdempotencyKey: strings.Repeat("k", turns.MaxIdemKeyChars+1)}, turns.ErrInvalid, "Idempotency-Key"},
+		// The key is stored on the run: DynamoDB refuses a string that is not UTF-8.
+		{"key not UTF-8", user, "inst-1", turns.TurnRequest{Message: "hi", IdempotencyKey: "k\xff"}, turns.ErrInvalid, "Idempotency-Key"},
+		{"key with a control character", user, "inst-1", turns.TurnRequest{Message: "hi", IdempotencyKey: "k\n"}, turns.ErrInvalid, "Idempotency-Key"},
+		{"key not ASCII", user, "inst-1", turns.TurnRequest{Message: "hi", IdempotencyKey: "clé"}, turns.ErrInvalid, "Idempotency-Key"},
 		{"fallback not configured", user, "inst-do", turns.TurnRequest{Message: "hi"}, turns.ErrFallbackUnconfigured, ""},
 	}
 	for _, c := range cases {

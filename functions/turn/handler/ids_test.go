@@ -133,3 +133,20 @@ func TestGetRunFailsClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestIdempotencyKeyIsPrintableASCII: the key is kept on the run, so a
+// header value that is not UTF-8 would be a key DynamoDB refuses (a 503);
+// anything but printable ASCII is refused with 400 before admission.
+func TestIdempotencyKeyIsPrintableASCII(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.install(t, "inst-1", "user-1", nil)
+	for _, key := range []string{"k\xff", "k\x00", "clé", "k\u202e"} {
+		p := checkProblem(t, e.turn(t, "inst-1", "user-1", "hello", key), 400, "invalid_field")
+		if p.Field != "Idempotency-Key" {
+			t.Errorf("%q: field %q", key, p.Field)
+		}
+	}
+	if r := e.turn(t, "inst-1", "user-1", "hello", "7d0c1f6e-0b1a-4c55 ~!"); r.StatusCode != 202 || e.native.calls != 1 {
+		t.Errorf("a printable key: %d %s, %d turns", r.StatusCode, r.Body, e.native.calls)
+	}
+}
