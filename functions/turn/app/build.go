@@ -93,7 +93,8 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	}
 	svc, err := turns.NewService(turns.ServiceConfig{
 		Store: st, Dispatcher: dispatcher, Limits: cfg.Limits, DefaultEngine: cfg.DefaultEngine,
-		Tools: nat.ToolNames(), Connectors: nat.ConnectorNames(), FallbackConfigured: cfg.Fallback, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
+		Tools: nat.ToolNames(), Connectors: nat.ConnectorNames(),
+		FallbackConfigured: cfg.Fallback, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
 	})
 	if err != nil {
 		return nil, err

@@ -42,10 +42,10 @@ func buildEngines(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (
 
 // nativeEngine wires the native loop: the model, the tools the
 // configuration turns on and the code sandbox. A tool the configuration
-// leaves off stays in the catalog as tools.Unconfigured: installs may
-// list it, their turns go on without it and record it. It refuses to start with a
-// model, search provider or sandbox that has no price: no turn is ever
-// silently free.
+// leaves off stays in the catalog as tools.Unconfigured: installs may list
+// it, and their turns go on without it and record it. It refuses to start
+// with a model, search provider or sandbox that has no price: no turn is
+// ever silently free.
 func nativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (*native.Engine, error) {
 	model, modelName, err := modelClient(cfg, d, prices)
 	if err != nil {
