@@ -93,6 +93,7 @@ unit:
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzReadExecution -fuzztime=$(FUZZTIME) ./shared/sandbox/e2b
+	$(GO) test -run='^$$' -fuzz=FuzzDecodeBody -fuzztime=$(FUZZTIME) ./functions/turn/handler
 
 bench-smoke:
 	$(GO) test -run='^$$' -bench=. -benchtime=1x ./...

@@ -179,6 +179,11 @@ func (v *Validator) Validate(req events.APIGatewayV2HTTPRequest, resp events.API
 	// The request's parameters and body; a query parameter the document
 	// does not list is drift too (openapi3filter ignores it).
 	reqErr := openapi3filter.ValidateRequest(ctx, in)
+	if reqErr == nil && op.RequestBody != nil && !oneJSONText(req) {
+		// openapi3filter decodes the first JSON value and ignores what
+		// follows it; a JSON body is one JSON text (RFC 8259).
+		reqErr = errors.New("the body is not one JSON text")
+	}
 	for name := range httpReq.URL.Query() {
 		if !documentedQuery(pathItem, op, name) {
 			errs = append(errs, fmt.Errorf("query parameter %q is not documented for %s", name, op.OperationID))
@@ -396,6 +401,20 @@ func authenticate(req events.APIGatewayV2HTTPRequest) openapi3filter.Authenticat
 		}
 		return nil
 	}
+}
+
+// oneJSONText reports whether an event's body is one JSON value, and
+// nothing but white space after it.
+func oneJSONText(req events.APIGatewayV2HTTPRequest) bool {
+	body := []byte(req.Body)
+	if req.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(req.Body)
+		if err != nil {
+			return false
+		}
+		body = b
+	}
+	return json.Valid(body)
 }
 
 // problemSlug is the slug of a problem response's type, or "".

@@ -46,11 +46,12 @@ const (
 )
 
 var (
-	usage   = ev("GET", "GET /v1/me/usage", "/v1/me/usage", nil, "user-1", "", "", nil)
-	turn    = ev("POST", turnKey, "/v1/installs/inst-1/turns", map[string]string{"installId": "inst-1"}, "user-1", "", `{"message":"hi"}`, nil)
-	badTurn = ev("POST", turnKey, "/v1/installs/inst-1/turns", map[string]string{"installId": "inst-1"}, "user-1", "", `{"message":""}`, nil)
-	getRun  = ev("GET", "GET /v1/runs/{runId}", "/v1/runs/run_1", map[string]string{"runId": "run_1"}, "user-1", "", "", nil)
-	setPlan = ev("PUT", "PUT /v1/users/{userId}/plan", "/v1/users/u/plan", map[string]string{"userId": "u"}, "user-1", "", `{"plan":"pro"}`, nil)
+	usage    = ev("GET", "GET /v1/me/usage", "/v1/me/usage", nil, "user-1", "", "", nil)
+	turn     = ev("POST", turnKey, "/v1/installs/inst-1/turns", map[string]string{"installId": "inst-1"}, "user-1", "", `{"message":"hi"}`, nil)
+	badTurn  = ev("POST", turnKey, "/v1/installs/inst-1/turns", map[string]string{"installId": "inst-1"}, "user-1", "", `{"message":""}`, nil)
+	trailing = ev("POST", turnKey, "/v1/installs/inst-1/turns", map[string]string{"installId": "inst-1"}, "user-1", "", `{"message":"hi"}}`, nil)
+	getRun   = ev("GET", "GET /v1/runs/{runId}", "/v1/runs/run_1", map[string]string{"runId": "run_1"}, "user-1", "", "", nil)
+	setPlan  = ev("PUT", "PUT /v1/users/{userId}/plan", "/v1/users/u/plan", map[string]string{"userId": "u"}, "user-1", "", `{"plan":"pro"}`, nil)
 )
 
 const (
@@ -93,6 +94,8 @@ func TestValidateCatchesDriftBothWays(t *testing.T) {
 		{"an invalid request accepted", badTurn, resp(202, "application/json", accepted, "Location", "/v1/runs/run_1"), "calls the request invalid"},
 		{"an invalid request refused", badTurn, resp(400, "application/problem+json", invalid), ""},
 		{"a valid request refused as malformed", turn, resp(400, "application/problem+json", malformed), "looser than the code"},
+		{"data after the body accepted", trailing, resp(202, "application/json", accepted, "Location", "/v1/runs/run_1"), "not one JSON text"},
+		{"data after the body refused", trailing, resp(400, "application/problem+json", strings.Replace(malformed, `"x"`, `"body"`, 1)), ""},
 		{"no identity served", ev("GET", "GET /v1/me/usage", "/v1/me/usage", nil, "", "", "", nil), resp(200, "application/json", usageBody), "no identity"},
 		{"no identity refused", ev("GET", "GET /v1/me/usage", "/v1/me/usage", nil, "", "", "", nil), resp(401, "application/problem+json", noID), ""},
 		{"an identity refused as unauthenticated", usage, resp(401, "application/problem+json", noID), "yet the answer is 401"},

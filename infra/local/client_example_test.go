@@ -68,7 +68,7 @@ func TestClientExampleAgainstTheLocalStack(t *testing.T) {
 	defer api.Close()
 
 	admin, _ := gateway.MintServiceToken(secret, gateway.ServiceSubject, time.Now())
-	status, body, err := call(ctx, "PUT", api.URL+"/v1/installs/demo-install", admin, nil, `{"userId":"demo-user","podId":"demo-pod","agentName":"demo-agent"}`)
+	status, body, err := call(ctx, "PUT", api.URL+"/v1/installs/demo-install", admin, nil, demoInstallBody())
 	if err != nil || status != 201 {
 		t.Fatalf("create install: %d %s %v", status, body, err)
 	}

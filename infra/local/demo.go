@@ -15,12 +15,26 @@ import (
 	"github.com/commonly/runtime/infra/local/gateway"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/tools/pod"
+	"github.com/commonly/runtime/shared/tools/runcode"
+	"github.com/commonly/runtime/shared/tools/search"
 )
 
 const (
 	demoInstall = "demo-install"
 	demoUser    = "demo-user"
 )
+
+// demoTools are what the demo install offers: code execution, which is
+// opt-in per install (an install without commonly_run_code in its list
+// runs no code), the pod tools and web search (without SEARCH_API_KEY it
+// is not configured: the run's unavailableTools says so).
+var demoTools = append(append([]string{runcode.Name}, pod.Names...), search.Name)
+
+// demoInstallBody is the demo install's PUT body.
+func demoInstallBody() string {
+	return mustJSON(map[string]any{"userId": demoUser, "podId": "demo-pod", "agentName": "demo-agent", "tools": demoTools})
+}
 
 // demoMessage exercises the native loop end to end: the offline model
 // runs the code block through commonly_run_code in the local sandbox.
@@ -38,15 +52,15 @@ func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods 
 	if err != nil {
 		return err
 	}
-	status, body, err := call(ctx, http.MethodPut, base+"/v1/installs/"+demoInstall, admin, nil,
-		`{"userId":"`+demoUser+`","podId":"demo-pod","agentName":"demo-agent"}`)
+	status, body, err := call(ctx, http.MethodPut, base+"/v1/installs/"+demoInstall, admin, nil, demoInstallBody())
 	if err != nil {
 		return err
 	}
 	if status != http.StatusCreated && status != http.StatusOK {
 		return fmt.Errorf("create demo install: %d %s", status, body)
 	}
-	fmt.Fprintf(out, "Demo install %q created for user %q (engine %s).\n\n", demoInstall, demoUser, cfg.DefaultEngine)
+	fmt.Fprintf(out, "Demo install %q created for user %q (engine %s), with the tools\n  %s\n(code execution is opt-in: only an install that lists %s runs code).\n\n",
+		demoInstall, demoUser, cfg.DefaultEngine, strings.Join(demoTools, ", "), runcode.Name)
 
 	fmt.Fprintln(out, "Demo turn: POST /v1/installs/demo-install/turns (Prefer: wait=25)")
 	fmt.Fprintln(out, indent(demoMessage, "  > "))
@@ -105,6 +119,9 @@ func printRun(out io.Writer, r *runs.Run) {
 				fmt.Fprintf(out, "      ran %s, %d chars, exit %s, %d ms\n", c.Language, c.CodeChars, c.ExitKind, c.DurationMs)
 			}
 		}
+	}
+	if len(r.UnavailableTools) > 0 {
+		fmt.Fprintf(out, "  not configured here, so not offered: %s\n", strings.Join(r.UnavailableTools, ", "))
 	}
 	if r.FinalMessage != "" {
 		fmt.Fprintln(out, "  final message:")

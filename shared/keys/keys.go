@@ -28,6 +28,8 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -106,12 +108,26 @@ func LiveSort(expiresAt time.Time) string { return expiresAt.UTC().Format(liveSo
 // (RFC 3339 with trimmed fractions is not).
 const liveSortLayout = "2006-01-02T15:04:05.000000000Z"
 
+// MaxIDBytes bounds an id: DynamoDB allows far longer keys, and no id the
+// Commonly backend makes comes near it.
+const MaxIDBytes = 128
+
+// IDRule says, for an error message, what ValidID accepts.
+const IDRule = "must be 1-128 bytes of UTF-8, not '.' or '..', without '#' or control, format or bidirectional characters"
+
 // ValidID reports whether an identifier taken from a path or a body can be
-// used inside a key: non-empty, at most 128 bytes, and free of the '#'
-// separator and control characters, so no id can forge another key.
+// used inside a key and shown back safely: 1 to MaxIDBytes bytes of valid
+// UTF-8 (DynamoDB refuses anything else in a key, which would reach the
+// caller as a 503 instead of a 400), not "." or ".." (ids become URL path
+// segments), free of the '#' separator, so no id can forge another key,
+// and of control characters, format characters (bidirectional overrides
+// and isolates, zero-width characters, the BOM) and line or paragraph
+// separators, which would make an id read as another in a log or a UI.
 func ValidID(id string) bool {
-	if id == "" || len(id) > 128 {
+	if id == "" || len(id) > MaxIDBytes || id == "." || id == ".." || !utf8.ValidString(id) {
 		return false
 	}
-	return !strings.ContainsFunc(id, func(r rune) bool { return r == '#' || r < 0x20 || r == 0x7f })
+	return !strings.ContainsFunc(id, func(r rune) bool {
+		return r == '#' || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp)
+	})
 }

@@ -52,15 +52,47 @@ func TestIdempotencyScoping(t *testing.T) {
 	}
 }
 
+// TestValidID: an id from a path or a body is refused when it could not be
+// a DynamoDB key (invalid UTF-8), could climb a path ("." and ".."), could
+// forge another key ('#'), or could show a reader something other than
+// what it is (control, format and bidirectional characters).
 func TestValidID(t *testing.T) {
 	cases := map[string]bool{
-		"inst_123":               true,
-		"":                       false,
-		"a#b":                    false,
-		"tab\tin":                false,
-		strings.Repeat("a", 128): true,
-		strings.Repeat("a", 129): false,
-		"ünïcode-ok":             true,
+		"inst_123":                         true,
+		"ünïcode-ok":                       true,
+		"名前-🙂":                             true,
+		"a.b":                              true,
+		"...":                              true,
+		".a":                               true,
+		"a..":                              true,
+		"with space":                       true,
+		"\ufffd":                           true, // the character itself is valid UTF-8
+		"":                                 false,
+		".":                                false,
+		"..":                               false,
+		"a#b":                              false,
+		"tab\tin":                          false,
+		"\x00":                             false,
+		"\x1f":                             false,
+		"\x7f":                             false,
+		"nel\u0085":                        false, // C1 control
+		"\xff":                             false, // not UTF-8
+		"a\xffb":                           false,
+		"\xe2\x80":                         false, // truncated sequence
+		"\xc0\xaf":                         false, // overlong '/'
+		"\xed\xa0\x80":                     false, // a surrogate
+		"abc\u202efdp.exe":                 false, // right-to-left override
+		"\u2066iso\u2069":                  false, // isolates
+		"rlm\u200f":                        false, // right-to-left mark
+		"zero\u200bwidth":                  false,
+		"\ufeffbom":                        false,
+		"soft\u00adhyphen":                 false,
+		"line\u2028sep":                    false,
+		strings.Repeat("a", 128):           true,
+		strings.Repeat("a", 129):           false,
+		strings.Repeat("é", 64):            true,  // 128 bytes
+		strings.Repeat("a", 127) + "é":     false, // 129 bytes
+		strings.Repeat("a", 125) + "🙂"[:3]: false, // 128 bytes, the last rune cut
 	}
 	for id, want := range cases {
 		if got := ValidID(id); got != want {

@@ -82,6 +82,10 @@ type Run struct {
 	FinalMessage string       `json:"finalMessage,omitempty" dynamodbav:"finalMessage,omitempty"`
 	// PostedToPod is true once the final answer (or a post tool) reached the pod.
 	PostedToPod bool `json:"postedToPod,omitempty" dynamodbav:"postedToPod,omitempty"`
+	// UnavailableTools are the tools the install would have been offered
+	// that the deployment has not configured (web search without a key):
+	// the turn went on without them.
+	UnavailableTools []string `json:"unavailableTools,omitempty" dynamodbav:"unavailableTools,omitempty"`
 	// Refunded is true when the turn was given back to the user's daily
 	// ceiling because it failed for an infrastructure reason before any
 	// model output.

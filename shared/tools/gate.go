@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,10 +26,17 @@ var (
 	ErrConnectorCheck = errors.New("tools: connection check failed")
 )
 
-// Catalog is every tool a deployment can offer: the built-in tools, and
-// per connector the tools that act through the user's connection to it.
+// Catalog is every tool a deployment knows: the built-in tools, the
+// opt-in ones, and per connector the tools that act through the user's
+// connection to it. A tool the deployment knows but has not configured
+// (web search without a key) is in it as an Unconfigured stand-in, so
+// that its name stays valid in an install's list. Its names are all an
+// install may list (Names, ConnectorNames).
 type Catalog struct {
-	Builtins   []Tool
+	Builtins []Tool
+	// OptIn tools are offered only to an install whose list names them:
+	// commonly_run_code (code execution is opt-in per install).
+	OptIn      []Tool
 	Connectors map[string][]Tool
 }
 
@@ -36,11 +44,60 @@ type Catalog struct {
 type Selection struct {
 	UserID string
 	// Tools, when non-nil, is exactly what may be offered (an empty list
-	// offers nothing). Nil offers every built-in tool and every tool of
-	// the enabled connectors.
+	// offers nothing). Nil offers every built-in tool (not the opt-in
+	// ones) and every tool of the enabled connectors.
 	Tools *[]string
 	// Connectors the install enables.
 	Connectors []string
+}
+
+// Unconfigured stands in the catalog for a tool this deployment knows
+// but cannot run (web search without SEARCH_API_KEY, the pod tools
+// without a backend, a connector's tools without a broker): an install
+// may list it, it is never offered, and Set.Unavailable names it.
+func Unconfigured(name string) Tool { return unconfigured(name) }
+
+type unconfigured string
+
+func (u unconfigured) Spec() llm.ToolSpec { return llm.ToolSpec{Name: string(u)} }
+
+// Call is never reached through a Set; it fails rather than pretend.
+func (u unconfigured) Call(context.Context, Env, json.RawMessage) Result {
+	return Errorf("%s is not configured in this deployment", string(u))
+}
+
+func configured(t Tool) bool {
+	_, no := t.(unconfigured)
+	return !no
+}
+
+// Names are the names of every tool in the catalog, configured or not,
+// sorted: what an install's tools list may name.
+func (c Catalog) Names() []string {
+	var names []string
+	for _, ts := range [][]Tool{c.Builtins, c.OptIn} {
+		for _, t := range ts {
+			names = append(names, t.Spec().Name)
+		}
+	}
+	for _, ts := range c.Connectors {
+		for _, t := range ts {
+			names = append(names, t.Spec().Name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// ConnectorNames are the catalog's connectors, sorted: what an install
+// may enable.
+func (c Catalog) ConnectorNames() []string {
+	names := make([]string, 0, len(c.Connectors))
+	for name := range c.Connectors {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // ConnectionChecker reports whether a user's connection to a connector is
@@ -52,12 +109,14 @@ type ConnectionChecker interface {
 // Offer builds the turn's Set. A connector's tools are offered only when
 // the install enables the connector, the user's connection is active and,
 // with a tools list, the list names them. The connection is checked only
-// when the connector would contribute a tool. A failed check is an error,
-// not an omission: the caller decides whether the turn goes on without.
+// when the connector would contribute a configured tool. A failed check
+// is an error, not an omission: the caller decides whether the turn goes
+// on without. An Unconfigured tool that would have been offered is not;
+// the Set's Unavailable names it.
 //
-// The order is the catalog's (built-ins, then connectors by name), not the
-// list's, so that the same install offers the same prompt prefix every
-// turn and the provider's prompt cache hits.
+// The order is the catalog's (built-ins, opt-in tools, then connectors by
+// name), not the list's, so that the same install offers the same prompt
+// prefix every turn and the provider's prompt cache hits.
 func Offer(ctx context.Context, cat Catalog, sel Selection, conns ConnectionChecker) (*Set, error) {
 	specs, err := index(cat)
 	if err != nil {
@@ -81,6 +140,11 @@ func Offer(ctx context.Context, cat Catalog, sel Selection, conns ConnectionChec
 			set.add(t, s)
 		}
 	}
+	for i, t := range cat.OptIn {
+		if s := specs.optIn[i]; listed[s.Name] {
+			set.add(t, s)
+		}
+	}
 
 	enabled := slices.Clone(sel.Connectors)
 	slices.Sort(enabled)
@@ -90,8 +154,12 @@ func Offer(ctx context.Context, cat Catalog, sel Selection, conns ConnectionChec
 			return nil, fmt.Errorf("%w %q", ErrUnknownConnector, name)
 		}
 		var offer []int
-		for i := range ts {
-			if wanted(specs.connectors[name][i]) {
+		for i, t := range ts {
+			switch s := specs.connectors[name][i]; {
+			case !wanted(s):
+			case !configured(t):
+				set.add(t, s) // recorded as unavailable, without a check
+			default:
 				offer = append(offer, i)
 			}
 		}
@@ -120,6 +188,7 @@ func Offer(ctx context.Context, cat Catalog, sel Selection, conns ConnectionChec
 // set of their names.
 type catalogSpecs struct {
 	builtins   []llm.ToolSpec
+	optIn      []llm.ToolSpec
 	connectors map[string][]llm.ToolSpec
 	known      map[string]bool
 }
@@ -139,13 +208,18 @@ func index(cat Catalog) (catalogSpecs, error) {
 		specs.known[s.Name] = true
 		return s, nil
 	}
-	specs.builtins = make([]llm.ToolSpec, len(cat.Builtins))
-	for i, t := range cat.Builtins {
-		s, err := add(t)
-		if err != nil {
-			return catalogSpecs{}, err
+	for _, list := range []struct {
+		tools []Tool
+		specs *[]llm.ToolSpec
+	}{{cat.Builtins, &specs.builtins}, {cat.OptIn, &specs.optIn}} {
+		*list.specs = make([]llm.ToolSpec, len(list.tools))
+		for i, t := range list.tools {
+			s, err := add(t)
+			if err != nil {
+				return catalogSpecs{}, err
+			}
+			(*list.specs)[i] = s
 		}
-		specs.builtins[i] = s
 	}
 	for name, ts := range cat.Connectors {
 		cs := make([]llm.ToolSpec, len(ts))
@@ -167,9 +241,16 @@ type Set struct {
 	// specs are the offered tools' specs, read once when they were added.
 	specs  []llm.ToolSpec
 	byName map[string]Tool
+	// unavailable are the Unconfigured tools that would have been offered.
+	unavailable []string
 }
 
+// add offers t, or records it as unavailable when it is Unconfigured.
 func (s *Set) add(t Tool, spec llm.ToolSpec) {
+	if !configured(t) {
+		s.unavailable = append(s.unavailable, spec.Name)
+		return
+	}
 	s.tools = append(s.tools, t)
 	s.specs = append(s.specs, spec)
 	s.byName[spec.Name] = t
@@ -194,6 +275,16 @@ func (s *Set) Lookup(name string) (Tool, bool) {
 	}
 	t, ok := s.byName[name]
 	return t, ok
+}
+
+// Unavailable names, in catalog order, the tools the install would have
+// been offered that this deployment has not configured; nil when none.
+// The run records them.
+func (s *Set) Unavailable() []string {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.unavailable)
 }
 
 // Tools are the offered tools in the order of Specs, for the turn's owner

@@ -228,3 +228,105 @@ func TestEmptySetSpecsIsEmptyNotNil(t *testing.T) {
 		t.Errorf("Specs() = %#v, want an empty slice", s)
 	}
 }
+
+func names(set *Set) []string {
+	var got []string
+	for _, s := range set.Specs() {
+		got = append(got, s.Name)
+	}
+	return got
+}
+
+// Code execution is opt-in: a tool of OptIn is offered only to an install
+// whose list names it; no list offers every built-in but not it.
+func TestOptInToolsOnlyWhenListed(t *testing.T) {
+	cat := Catalog{Builtins: []Tool{namedTool("read"), namedTool("post")}, OptIn: []Tool{namedTool("run_code")}}
+	cases := []struct {
+		name string
+		sel  Selection
+		want []string
+	}{
+		{"no list", Selection{}, []string{"read", "post"}},
+		{"a list without it", Selection{Tools: list("post")}, []string{"post"}},
+		{"an empty list", Selection{Tools: list()}, nil},
+		{"a list with it", Selection{Tools: list("run_code", "read")}, []string{"read", "run_code"}},
+		{"only it", Selection{Tools: list("run_code")}, []string{"run_code"}},
+	}
+	for _, c := range cases {
+		set, err := Offer(context.Background(), cat, c.sel, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := names(set); !slices.Equal(got, c.want) {
+			t.Errorf("%s: offered %v, want %v", c.name, got, c.want)
+		}
+		if _, found := set.Lookup("run_code"); found != slices.Contains(c.want, "run_code") {
+			t.Errorf("%s: Lookup(run_code) = %v", c.name, found)
+		}
+	}
+}
+
+// A tool the deployment knows but has not configured (web search without
+// a key, a connector without a broker) is never offered; the Set says
+// which the install would have been offered, and the turn goes on. A
+// connector contributing only such tools is not checked.
+func TestUnconfiguredToolsAreUnavailable(t *testing.T) {
+	cat := Catalog{
+		Builtins:   []Tool{namedTool("post"), Unconfigured("web_search")},
+		OptIn:      []Tool{namedTool("run_code")},
+		Connectors: map[string][]Tool{"github": {Unconfigured("gh_search"), Unconfigured("gh_get")}, "linear": {namedTool("linear_find")}},
+	}
+	cases := []struct {
+		name        string
+		sel         Selection
+		offered     []string
+		unavailable []string
+		checks      []string
+	}{
+		{"no list", Selection{UserID: "u"}, []string{"post"}, []string{"web_search"}, nil},
+		{"listed", Selection{UserID: "u", Tools: list("web_search", "post")}, []string{"post"}, []string{"web_search"}, nil},
+		{"not listed", Selection{UserID: "u", Tools: list("post")}, []string{"post"}, nil, nil},
+		{"its connector enabled", Selection{UserID: "u", Tools: list("gh_get", "run_code"), Connectors: []string{"github"}}, []string{"run_code"}, []string{"gh_get"}, nil},
+		{"its connector not enabled", Selection{UserID: "u", Tools: list("gh_get")}, nil, nil, nil},
+		{"beside a configured connector", Selection{UserID: "u", Connectors: []string{"linear", "github"}},
+			[]string{"post", "linear_find"}, []string{"web_search", "gh_search", "gh_get"}, []string{"u/linear"}},
+	}
+	for _, c := range cases {
+		chk := &checker{active: map[string]bool{"linear": true}}
+		set, err := Offer(context.Background(), cat, c.sel, chk)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := names(set); !slices.Equal(got, c.offered) {
+			t.Errorf("%s: offered %v, want %v", c.name, got, c.offered)
+		}
+		if got := set.Unavailable(); !slices.Equal(got, c.unavailable) {
+			t.Errorf("%s: unavailable %v, want %v", c.name, got, c.unavailable)
+		}
+		if !slices.Equal(chk.calls, c.checks) {
+			t.Errorf("%s: checked %v, want %v", c.name, chk.calls, c.checks)
+		}
+		if _, found := set.Lookup("web_search"); found {
+			t.Errorf("%s: an unconfigured tool can be dispatched", c.name)
+		}
+	}
+	if r := Unconfigured("web_search").Call(context.Background(), Env{}, nil); r.Err == nil {
+		t.Error("an unconfigured tool's call succeeded")
+	}
+}
+
+// The catalog's names are every name an install may list: built-in,
+// opt-in, connector and unconfigured tools, sorted; and its connectors.
+func TestCatalogNames(t *testing.T) {
+	cat := Catalog{
+		Builtins:   []Tool{namedTool("post"), Unconfigured("web_search")},
+		OptIn:      []Tool{namedTool("run_code")},
+		Connectors: map[string][]Tool{"github": {Unconfigured("gh_search")}, "linear": {namedTool("linear_find")}},
+	}
+	if got, want := cat.Names(), []string{"gh_search", "linear_find", "post", "run_code", "web_search"}; !slices.Equal(got, want) {
+		t.Errorf("Names() = %v, want %v", got, want)
+	}
+	if got, want := cat.ConnectorNames(), []string{"github", "linear"}; !slices.Equal(got, want) {
+		t.Errorf("ConnectorNames() = %v, want %v", got, want)
+	}
+}

@@ -55,11 +55,13 @@ func BenchmarkOfferSpecs(b *testing.B) {
 	}
 	builtins := append(pc.Tools(), ws)
 	conns := map[string][]tools.Tool{github.Connector: gh.Tools()}
-	sel := tools.Selection{UserID: "u", Connectors: []string{github.Connector}}
+	all := []string{runcode.Name, search.Name, github.NameSearchIssues, github.NameGetIssue, pod.NameReadContext,
+		pod.NamePostMessage, pod.NameReadMemory, pod.NameWriteMemory, pod.NameCreateTask}
+	sel := tools.Selection{UserID: "u", Tools: &all, Connectors: []string{github.Connector}}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		cat := tools.Catalog{Builtins: append(append([]tools.Tool{}, builtins...), code.New()), Connectors: conns}
+		cat := tools.Catalog{Builtins: builtins, OptIn: []tools.Tool{code.New()}, Connectors: conns}
 		set, err := tools.Offer(ctx, cat, sel, activeChecker{})
 		if err != nil {
 			b.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/commonly/runtime/shared/keys"
@@ -38,11 +39,11 @@ func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, re
 		return nil, false, err
 	}
 	if !keys.ValidID(installID) {
-		return nil, false, Invalid("installId", "must be 1-128 characters without '#' or control characters")
+		return nil, false, Invalid("installId", keys.IDRule)
 	}
-	for field, v := range map[string]string{"userId": req.UserID, "podId": req.PodID, "agentName": req.AgentName} {
-		if !keys.ValidID(v) {
-			return nil, false, Invalid(field, "is required: 1-128 characters without '#' or control characters")
+	for _, f := range []struct{ field, id string }{{"userId", req.UserID}, {"podId", req.PodID}, {"agentName", req.AgentName}} {
+		if !keys.ValidID(f.id) {
+			return nil, false, Invalid(f.field, "is required and "+keys.IDRule)
 		}
 	}
 	existing, err := s.store.GetInstall(ctx, installID)
@@ -67,7 +68,7 @@ func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, re
 		in.InstanceID = installID
 	}
 	if !keys.ValidID(in.InstanceID) {
-		return nil, false, Invalid("instanceId", "must be 1-128 characters without '#' or control characters")
+		return nil, false, Invalid("instanceId", keys.IDRule)
 	}
 	if req.Engine != nil {
 		e, err := ParseEngine(*req.Engine)
@@ -79,14 +80,14 @@ func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, re
 		in.Engine = s.cfg.DefaultEngine
 	}
 	if req.Tools != nil {
-		if err := validNames("tools", *req.Tools); err != nil {
+		if err := validNames("tools", "tool", *req.Tools, s.cfg.Tools); err != nil {
 			return nil, false, err
 		}
 		t := append([]string{}, *req.Tools...)
 		in.Tools = &t
 	}
 	if req.Connectors != nil {
-		if err := validNames("connectors", *req.Connectors); err != nil {
+		if err := validNames("connectors", "connector", *req.Connectors, s.cfg.Connectors); err != nil {
 			return nil, false, err
 		}
 		in.Connectors = append([]string{}, *req.Connectors...)
@@ -110,13 +111,19 @@ func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, re
 	return in, created, nil
 }
 
-func validNames(field string, names []string) error {
+// validNames checks an install's list of tools or connectors: each name
+// must be one of known (exactly), and the refusal says which are.
+func validNames(field, kind string, names, known []string) error {
 	if len(names) > MaxToolsListed {
 		return Invalid(field, "lists more than %d names", MaxToolsListed)
 	}
 	for _, n := range names {
-		if n == "" || len(n) > maxNameChars || strings.ContainsAny(n, " \t\n#") {
-			return Invalid(field, "%q is not a valid name", n)
+		if !slices.Contains(known, n) {
+			list := strings.Join(known, ", ")
+			if list == "" {
+				list = "none"
+			}
+			return Invalid(field, "names %q, which is not a known %s; the known ones are: %s", n, kind, list)
 		}
 	}
 	return nil
@@ -133,6 +140,9 @@ func (s *Service) Migrate(ctx context.Context, c Caller, installID string, req M
 	if err := requireService(c); err != nil {
 		return nil, err
 	}
+	if !keys.ValidID(installID) {
+		return nil, Invalid("installId", keys.IDRule)
+	}
 	to, err := ParseEngine(req.To)
 	if err != nil {
 		return nil, Invalid("to", "%v", err)
@@ -140,9 +150,6 @@ func (s *Service) Migrate(ctx context.Context, c Caller, installID string, req M
 	state, err := ParseMigrationState(req.State)
 	if err != nil {
 		return nil, Invalid("state", "%v", err)
-	}
-	if !keys.ValidID(installID) {
-		return nil, fmt.Errorf("install %q: %w", installID, ErrNotFound)
 	}
 	in, err := s.store.GetInstall(ctx, installID)
 	if err != nil {
@@ -166,7 +173,7 @@ func (s *Service) SetPlan(ctx context.Context, c Caller, userID, plan string) (P
 		return "", err
 	}
 	if !keys.ValidID(userID) {
-		return "", Invalid("userId", "must be 1-128 characters without '#' or control characters")
+		return "", Invalid("userId", keys.IDRule)
 	}
 	p, err := ParsePlan(plan)
 	if err != nil {

@@ -3,11 +3,40 @@ package turns_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/commonly/runtime/shared/turns"
 )
+
+// TestInstallToolsAreKnown: an install may list only the names of the
+// tool catalog (configured in this deployment or not), and enable only
+// its connectors; a refusal lists the known names.
+func TestInstallToolsAreKnown(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	ctx := context.Background()
+	req := turns.InstallRequest{UserID: "user-1", PodID: "pod-1", AgentName: "helper",
+		Tools: &[]string{"commonly_web_search", "github_get_issue", "commonly_run_code"}, Connectors: &[]string{"github"}}
+	if in, _, err := r.svc.PutInstall(ctx, admin, "inst-1", req); err != nil || len(*in.Tools) != 3 {
+		t.Fatalf("known names: %+v, %v", in, err)
+	}
+	req.Tools = &[]string{"commonly_run_code", "python"}
+	_, _, err := r.svc.PutInstall(ctx, admin, "inst-1", req)
+	inv, ok := errors.AsType[*turns.InvalidError](err)
+	if !ok || inv.Field != "tools" || !strings.Contains(inv.Reason, `"python"`) || !strings.Contains(inv.Reason, strings.Join(knownTools, ", ")) {
+		t.Errorf("unknown tool: %v", err)
+	}
+	req.Tools, req.Connectors = nil, &[]string{"linear"}
+	_, _, err = r.svc.PutInstall(ctx, admin, "inst-1", req)
+	if inv, ok := errors.AsType[*turns.InvalidError](err); !ok || inv.Field != "connectors" || !strings.Contains(inv.Reason, "github") {
+		t.Errorf("unknown connector: %v", err)
+	}
+	stored, err := r.st.GetInstall(ctx, "inst-1")
+	if err != nil || !slices.Equal(*stored.Tools, []string{"commonly_web_search", "github_get_issue", "commonly_run_code"}) {
+		t.Errorf("a refused update changed the install: %+v, %v", stored, err)
+	}
+}
 
 func TestPutInstall(t *testing.T) {
 	r := newRig(t, rigOpts{})
@@ -44,6 +73,9 @@ func TestPutInstall(t *testing.T) {
 		{"bad engine", admin, "inst-2", func(q *turns.InstallRequest) { q.Engine = ptr("lambda") }, turns.ErrInvalid, "engine"},
 		{"bad tool name", admin, "inst-2", func(q *turns.InstallRequest) { q.Tools = &[]string{"a b"} }, turns.ErrInvalid, "tools"},
 		{"too many tools", admin, "inst-2", func(q *turns.InstallRequest) { q.Tools = ptr(make([]string, turns.MaxToolsListed+1)) }, turns.ErrInvalid, "tools"},
+		{"an unknown tool", admin, "inst-2", func(q *turns.InstallRequest) { q.Tools = &[]string{"commonly_run_code", "web_search"} }, turns.ErrInvalid, "tools"},
+		{"a tool in another case", admin, "inst-2", func(q *turns.InstallRequest) { q.Tools = &[]string{"Commonly_Run_Code"} }, turns.ErrInvalid, "tools"},
+		{"an unknown connector", admin, "inst-2", func(q *turns.InstallRequest) { q.Connectors = &[]string{"github", "jira"} }, turns.ErrInvalid, "connectors"},
 		{"long prompt", admin, "inst-2", func(q *turns.InstallRequest) {
 			q.SystemPrompt = ptr(strings.Repeat("é", turns.MaxSystemPromptChars+1))
 		}, turns.ErrInvalid, "systemPrompt"},

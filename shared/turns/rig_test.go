@@ -25,6 +25,9 @@ var (
 	admin  = turns.Caller{ID: "backend", Service: true}
 )
 
+// knownTools stand for the native engine's catalog.
+var knownTools = []string{"commonly_post_message", "commonly_run_code", "commonly_web_search", "github_get_issue"}
+
 // clock is a settable clock.
 type clock struct {
 	mu sync.Mutex
@@ -125,7 +128,7 @@ func newRig(t *testing.T, o rigOpts) *rig {
 		t.Fatal(err)
 	}
 	if r.svc, err = turns.NewService(turns.ServiceConfig{Store: ts, Dispatcher: d, Limits: limits,
-		FallbackConfigured: o.fallback, Installs: installs, Metrics: emitter, Now: r.clock.Now, Log: log}); err != nil {
+		Tools: knownTools, Connectors: []string{"github"}, FallbackConfigured: o.fallback, Installs: installs, Metrics: emitter, Now: r.clock.Now, Log: log}); err != nil {
 		t.Fatal(err)
 	}
 	return r

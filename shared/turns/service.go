@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -49,6 +50,14 @@ type ServiceConfig struct {
 	// refused (DAILY_SPEND_CAP_USD); zero means no cap: the spend alarm
 	// only alarms.
 	SpendCap money.Micros
+	// Tools and Connectors are the names an install may list in its tools
+	// and connectors: the native engine's catalog, configured in this
+	// deployment or not (native.Engine.ToolNames, ConnectorNames), so
+	// that a misspelt name is refused when the install is written rather
+	// than failing each of its turns. Nil knows none: an install may then
+	// list no tool or connector.
+	Tools      []string
+	Connectors []string
 	// FallbackConfigured says whether the Durable Object runtime can be
 	// reached (DO_RUNTIME_URL set): turns routed there are refused up front
 	// otherwise, before they are counted.
@@ -159,6 +168,11 @@ func (r TurnRequest) validate() error {
 	if len(r.IdempotencyKey) > MaxIdemKeyChars {
 		return Invalid("Idempotency-Key", "is longer than %d characters", MaxIdemKeyChars)
 	}
+	// A header value may hold any byte; the key is kept on the run, and
+	// DynamoDB refuses a string that is not UTF-8.
+	if strings.ContainsFunc(r.IdempotencyKey, func(c rune) bool { return c < 0x20 || c > 0x7e }) {
+		return Invalid("Idempotency-Key", "must be printable ASCII")
+	}
 	return nil
 }
 
@@ -178,7 +192,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 		return nil, ErrUnauthenticated
 	}
 	if !keys.ValidID(installID) {
-		return nil, fmt.Errorf("install %q: %w", installID, ErrNotFound)
+		return nil, Invalid("installId", keys.IDRule)
 	}
 	if req.Trigger == "" {
 		req.Trigger = DefaultTrigger
@@ -314,7 +328,10 @@ func (s *Service) installAndPlan(ctx context.Context, c Caller, installID string
 		s.installs.put(inst)
 	}
 	if !c.canActFor(inst.UserID) {
-		return nil, "", ErrForbidden
+		// Someone else's install is reported as missing, so install ids
+		// cannot be probed; operators still see the attempt.
+		s.log.WarnContext(ctx, "turn refused: the caller is not the install's owner", "userId", c.ID, "installId", installID)
+		return nil, "", fmt.Errorf("install %q of another user: %w", installID, ErrNotFound)
 	}
 	if batched != "" {
 		s.plans.put(inst.UserID, batched)
@@ -342,11 +359,11 @@ func (s *Service) GetRun(ctx context.Context, c Caller, runID string) (*runs.Run
 		return nil, ErrUnauthenticated
 	}
 	if !keys.ValidID(runID) {
-		return nil, fmt.Errorf("run %q: %w", runID, ErrNotFound)
+		return nil, Invalid("runId", keys.IDRule)
 	}
 	r, err := s.store.GetRun(ctx, runID)
 	if err != nil {
-		return nil, err
+		return nil, wrapUnavailable("read run", err)
 	}
 	if !c.canActFor(r.UserID) {
 		// Someone else's run is reported as missing, so run ids cannot be probed.

@@ -61,13 +61,19 @@ func TestSubmitRefusesBeforeCounting(t *testing.T) {
 	}{
 		{"no identity", turns.Caller{}, "inst-1", turns.TurnRequest{Message: "hi"}, turns.ErrUnauthenticated, ""},
 		{"unknown install", user, "nope", turns.TurnRequest{Message: "hi"}, turns.ErrNotFound, ""},
-		{"invalid install id", user, "a#b", turns.TurnRequest{Message: "hi"}, turns.ErrNotFound, ""},
-		{"someone else's install", other, "inst-1", turns.TurnRequest{Message: "hi"}, turns.ErrForbidden, ""},
+		{"invalid install id", user, "a#b", turns.TurnRequest{Message: "hi"}, turns.ErrInvalid, "installId"},
+		{"a dot-segment install id", user, "..", turns.TurnRequest{Message: "hi"}, turns.ErrInvalid, "installId"},
+		// Answered as a missing install, so install ids cannot be probed.
+		{"someone else's install", other, "inst-1", turns.TurnRequest{Message: "hi"}, turns.ErrNotFound, ""},
 		{"no message", user, "inst-1", turns.TurnRequest{}, turns.ErrInvalid, "message"},
 		{"message too long", user, "inst-1", turns.TurnRequest{Message: strings.Repeat("é", turns.MaxMessageChars+1)}, turns.ErrInvalid, "message"},
 		{"invalid UTF-8", user, "inst-1", turns.TurnRequest{Message: "\xff"}, turns.ErrInvalid, "message"},
 		{"trigger too long", user, "inst-1", turns.TurnRequest{Message: "hi", Trigger: strings.Repeat("t", turns.MaxTriggerChars+1)}, turns.ErrInvalid, "trigger"},
 		{"key too long", user, "inst-1", turns.TurnRequest{Message: "hi", IdempotencyKey: strings.Repeat("k", turns.MaxIdemKeyChars+1)}, turns.ErrInvalid, "Idempotency-Key"},
+		// The key is stored on the run: DynamoDB refuses a string that is not UTF-8.
+		{"key not UTF-8", user, "inst-1", turns.TurnRequest{Message: "hi", IdempotencyKey: "k\xff"}, turns.ErrInvalid, "Idempotency-Key"},
+		{"key with a control character", user, "inst-1", turns.TurnRequest{Message: "hi", IdempotencyKey: "k\n"}, turns.ErrInvalid, "Idempotency-Key"},
+		{"key not ASCII", user, "inst-1", turns.TurnRequest{Message: "hi", IdempotencyKey: "clé"}, turns.ErrInvalid, "Idempotency-Key"},
 		{"fallback not configured", user, "inst-do", turns.TurnRequest{Message: "hi"}, turns.ErrFallbackUnconfigured, ""},
 	}
 	for _, c := range cases {

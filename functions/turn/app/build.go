@@ -72,7 +72,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	}
 	prices = prices.WithClock(d.Now)
 
-	engines, err := buildEngines(cfg, d, st, prices)
+	engines, nat, err := buildEngines(cfg, d, st, prices)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +93,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	}
 	svc, err := turns.NewService(turns.ServiceConfig{
 		Store: st, Dispatcher: dispatcher, Limits: cfg.Limits, DefaultEngine: cfg.DefaultEngine,
+		Tools: nat.ToolNames(), Connectors: nat.ConnectorNames(),
 		SpendCap: cfg.SpendCap, FallbackConfigured: cfg.Fallback, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
 	})
 	if err != nil {

@@ -18,12 +18,13 @@ import (
 	"github.com/commonly/runtime/shared/turns"
 )
 
-// buildEngines builds the deployment's engines: always the native one,
-// and the durable-object one when Config.Fallback says so.
-func buildEngines(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (map[turns.EngineName]turns.Engine, error) {
+// buildEngines builds the deployment's engines: always the native one
+// (also returned: its catalog is what installs may list), and the
+// durable-object one when Config.Fallback says so.
+func buildEngines(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (map[turns.EngineName]turns.Engine, *native.Engine, error) {
 	nat, err := nativeEngine(cfg, d, st, prices)
 	if err != nil {
-		return nil, fmt.Errorf("native engine: %w", err)
+		return nil, nil, fmt.Errorf("native engine: %w", err)
 	}
 	engines := map[turns.EngineName]turns.Engine{turns.Native: nat}
 	if cfg.Fallback {
@@ -32,17 +33,19 @@ func buildEngines(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (
 			HTTPClient: d.HTTP, Now: d.Now, Log: d.Log,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("durable object engine: %w", err)
+			return nil, nil, fmt.Errorf("durable object engine: %w", err)
 		}
 		engines[turns.DurableObject] = do
 	}
-	return engines, nil
+	return engines, nat, nil
 }
 
 // nativeEngine wires the native loop: the model, the tools the
-// configuration turns on and the code sandbox. It refuses to start with a
-// model, search provider or sandbox that has no price: no turn is ever
-// silently free.
+// configuration turns on and the code sandbox. A tool the configuration
+// leaves off stays in the catalog as tools.Unconfigured: installs may list
+// it, and their turns go on without it and record it. It refuses to start
+// with a model, search provider or sandbox that has no price: no turn is
+// ever silently free.
 func nativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (*native.Engine, error) {
 	model, modelName, err := modelClient(cfg, d, prices)
 	if err != nil {
@@ -63,6 +66,7 @@ func nativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (
 		poster = pc
 	} else {
 		d.Log.Warn("pod tools off: COMMONLY_API_URL and BROKER_URL are both needed; final answers are not posted")
+		ncfg.Builtins = append(ncfg.Builtins, unconfigured(pod.Names)...)
 	}
 	if cfg.WebSearch {
 		if err := prices.Search(cfg.SearchProvider); err != nil {
@@ -75,6 +79,7 @@ func nativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (
 		ncfg.Builtins = append(ncfg.Builtins, ws)
 	} else {
 		d.Log.Warn("web search off: SEARCH_API_KEY is not set")
+		ncfg.Builtins = append(ncfg.Builtins, tools.Unconfigured(search.Name))
 	}
 	ncfg.Builtins = append(ncfg.Builtins, d.ExtraTools...)
 	if d.Poster != nil {
@@ -87,6 +92,8 @@ func nativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (
 		}
 		ncfg.Connectors[github.Connector] = gh.Tools()
 		ncfg.Checker = brk
+	} else {
+		ncfg.Connectors[github.Connector] = unconfigured(github.Names)
 	}
 
 	provider, err := sandboxProvider(cfg, d)
@@ -108,6 +115,14 @@ func nativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (
 		return nil, err
 	}
 	return native.New(ncfg)
+}
+
+func unconfigured(names []string) []tools.Tool {
+	ts := make([]tools.Tool, len(names))
+	for i, n := range names {
+		ts[i] = tools.Unconfigured(n)
+	}
+	return ts
 }
 
 // noPod is the poster of a deployment without a pod backend: the answer

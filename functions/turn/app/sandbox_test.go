@@ -55,7 +55,7 @@ func TestCodeTurnThroughTheE2BClient(t *testing.T) {
 		llmtest.Calls(llmtest.Call("commonly_run_code", `{"language":"python","code":"print(6*7)"}`)),
 		llmtest.Text("It is 42."),
 	)
-	s.install(t, `{"userId":"user-1","podId":"pod-1","agentName":"calc"}`)
+	s.install(t, `{"userId":"user-1","podId":"pod-1","agentName":"calc","tools":["commonly_run_code"]}`)
 	run := s.turn(t, pythonBlock)
 	if run.Status != runs.StatusSucceeded || len(run.Steps) != 2 {
 		t.Fatalf("run = %s %s %q", run.Status, run.ErrorKind, run.ErrorMessage)
@@ -119,7 +119,7 @@ func TestNoPathLeavesASandboxRunning(t *testing.T) {
 				llmtest.Calls(llmtest.Call("commonly_run_code", `{"language":"python","code":"print('ok')"}`)),
 				c.after,
 			)
-			s.install(t, `{"userId":"user-1","podId":"pod-1","agentName":"calc"}`)
+			s.install(t, `{"userId":"user-1","podId":"pod-1","agentName":"calc","tools":["commonly_run_code"]}`)
 			run := s.turn(t, pythonBlock)
 			if run.Status != c.status || run.ErrorKind != c.kind || run.Refunded != c.refunded {
 				t.Fatalf("run = %s %s refunded=%v %q", run.Status, run.ErrorKind, run.Refunded, run.ErrorMessage)
@@ -150,7 +150,7 @@ func TestCodeTurnThroughTheLocalSandbox(t *testing.T) {
 		llmtest.Text("done"),
 	)
 	t.Setenv("LLM_API_KEY", llmKey) // in the host environment; the sandbox must not see it
-	s.install(t, `{"userId":"user-1","podId":"pod-1","agentName":"calc"}`)
+	s.install(t, `{"userId":"user-1","podId":"pod-1","agentName":"calc","tools":["commonly_run_code"]}`)
 	run := s.turn(t, pythonBlock)
 	tc := run.Steps[0].ToolCalls[0]
 	if run.Status != runs.StatusSucceeded || !tc.OK || tc.CodeRun == nil || tc.CodeRun.ExitKind != "ok" {

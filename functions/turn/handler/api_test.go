@@ -44,7 +44,7 @@ func TestProblemJSONForEachError(t *testing.T) {
 		{"user cannot create installs", asUser(t, event(t, "put-install.json"), "user-1"), 403, "forbidden", ""},
 		{"user cannot set plans", asUser(t, event(t, "set-plan.json"), "user-1"), 403, "forbidden", ""},
 		{"user cannot migrate", asUser(t, event(t, "migration.json"), "user-1"), 403, "forbidden", ""},
-		{"not the install's owner", withParam(event(t, "submit-turn.json"), "installId", "inst-2"), 403, "forbidden", ""},
+		{"not the install's owner", withParam(event(t, "submit-turn.json"), "installId", "inst-2"), 404, "not_found", ""},
 		{"unknown install", withParam(event(t, "submit-turn.json"), "installId", "nope"), 404, "not_found", ""},
 		{"unknown run", event(t, "get-run.json"), 404, "not_found", ""},
 		{"malformed JSON", withBody(event(t, "submit-turn.json"), `{"message":`), 400, "malformed_body", "body"},

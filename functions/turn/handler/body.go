@@ -6,7 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"mime"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -21,9 +22,21 @@ const MaxBodyBytes = 128 << 10
 // Gateway's 30-second integration timeout.
 const MaxWait = 25
 
-// decodeBody decodes a JSON object strictly: unknown fields, wrong types,
-// trailing data and oversized bodies are errors naming what is wrong.
+// decodeBody decodes a request's body into dst, a pointer to a struct,
+// the one way every body of the API is read:
+//   - the Content-Type is application/json (a charset, if given, UTF-8),
+//     else 415 before the body is read;
+//   - at most MaxBodyBytes, and not empty;
+//   - one JSON object with nothing after it, whose field names are
+//     exactly dst's (encoding/json would also take "MESSAGE" for
+//     "message"), each at most once, and whose strings are valid UTF-8
+//     without unpaired surrogate escapes (encoding/json would silently
+//     make either U+FFFD): checkJSON;
+//   - every field of the type dst declares.
 func decodeBody(req *events.APIGatewayV2HTTPRequest, dst any) error {
+	if err := jsonContentType(header(req.Headers, "content-type")); err != nil {
+		return err
+	}
 	raw := []byte(req.Body)
 	if req.IsBase64Encoded {
 		b, err := base64.StdEncoding.DecodeString(req.Body)
@@ -33,35 +46,41 @@ func decodeBody(req *events.APIGatewayV2HTTPRequest, dst any) error {
 		raw = b
 	}
 	if len(raw) > MaxBodyBytes {
-		return &bodyError{field: "body", reason: fmt.Sprintf("is larger than %d bytes", MaxBodyBytes), tooLarge: true}
+		return &bodyError{field: "body", reason: fmt.Sprintf("is larger than %d bytes", MaxBodyBytes), kind: bodyTooLarge}
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return malformed("body", "is empty; a JSON object is required")
+	}
+	if err := checkJSON(raw, reflect.TypeOf(dst)); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		var te *json.UnmarshalTypeError
-		var se *json.SyntaxError
-		switch {
-		case errors.As(err, &te):
-			field := te.Field
-			if field == "" {
-				return malformed("body", "must be a JSON object")
-			}
-			return malformed(field, "must be a "+jsonKind(te.Type.Kind().String()))
-		case errors.As(err, &se):
-			return malformed("body", fmt.Sprintf("is not valid JSON (at byte %d)", se.Offset))
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
-			return malformed(name, "is not a known field")
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			return malformed("body", "is truncated JSON")
+		if errors.As(err, &te) && te.Field != "" {
+			return malformed(te.Field, "must be a "+jsonKind(te.Type.Kind().String()))
 		}
+		// checkJSON has seen the syntax, the names and the object.
 		return malformed("body", "is not a valid JSON object")
 	}
-	if dec.More() {
-		return malformed("body", "has data after the JSON object")
+	return nil
+}
+
+// jsonContentType accepts application/json, with no parameter but a
+// UTF-8 charset (JSON is UTF-8, RFC 8259): the document's only request
+// type. Anything else, or none, is the client's mistake to hear about
+// rather than a body to guess at.
+func jsonContentType(v string) error {
+	refused := &bodyError{field: "Content-Type", reason: "must be application/json", kind: unsupportedMediaType}
+	mt, params, err := mime.ParseMediaType(v)
+	if err != nil || mt != "application/json" {
+		return refused
+	}
+	for k, val := range params {
+		if k != "charset" || !strings.EqualFold(val, "utf-8") {
+			return refused
+		}
 	}
 	return nil
 }
@@ -80,24 +99,24 @@ func jsonKind(goKind string) string {
 	return "number"
 }
 
+// bodyErrorKind is what is wrong with a body; problemFor maps each kind
+// to its problem type.
+type bodyErrorKind int
+
+const (
+	malformedBody bodyErrorKind = iota
+	bodyTooLarge
+	unsupportedMediaType
+)
+
 type bodyError struct {
 	field, reason string
-	tooLarge      bool
+	kind          bodyErrorKind
 }
 
 func (e *bodyError) Error() string { return e.field + " " + e.reason }
 
 func malformed(field, reason string) error { return &bodyError{field: field, reason: reason} }
-
-func bodyProblem(e *bodyError) *Problem {
-	slug, title := "malformed_body", "Malformed request body"
-	if e.tooLarge {
-		slug, title = "body_too_large", "Request body too large"
-	}
-	p := problem(400, slug, title, e.Error())
-	p.Field = e.field
-	return p
-}
 
 // preferWait reads "Prefer: wait=N" (RFC 7240), capped at MaxWait seconds.
 func preferWait(h map[string]string) (int, bool) {

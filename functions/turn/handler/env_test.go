@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +27,10 @@ import (
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/shared/tools/github"
+	"github.com/commonly/runtime/shared/tools/pod"
+	"github.com/commonly/runtime/shared/tools/runcode"
+	"github.com/commonly/runtime/shared/tools/search"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -172,6 +177,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	svc, err := turns.NewService(turns.ServiceConfig{
 		Store: ts, Dispatcher: d, Limits: limits, SpendCap: o.spendCap, DefaultEngine: turns.Native, FallbackConfigured: o.doURL != "",
+		Tools: knownTools, Connectors: []string{github.Connector},
 		Installs: installs, Metrics: emitter, Now: clk.Now, Log: log,
 	})
 	if err != nil {
@@ -183,6 +189,14 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	return &env{h: h, st: st, clock: clk, native: native, logs: logs, emf: emf, dbURL: db.URL}
 }
+
+// knownTools stand for the native engine's catalog (the app wires
+// native.Engine.ToolNames): every tool of the runtime.
+var knownTools = func() []string {
+	names := append(append([]string{runcode.Name, search.Name}, pod.Names...), github.Names...)
+	slices.Sort(names)
+	return names
+}()
 
 // event loads a SAM-style event file from testdata.
 func event(t *testing.T, name string) events.APIGatewayV2HTTPRequest {

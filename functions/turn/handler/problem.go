@@ -52,7 +52,18 @@ func problemFor(err error) *Problem {
 	var body *bodyError
 	switch {
 	case errors.As(err, &body):
-		return bodyProblem(body)
+		switch body.kind {
+		case unsupportedMediaType:
+			return problem(http.StatusUnsupportedMediaType, "unsupported_media_type", "Unsupported media type",
+				"the body must be JSON, sent with Content-Type: application/json")
+		case bodyTooLarge:
+			p := problem(http.StatusBadRequest, "body_too_large", "Request body too large", body.Error())
+			p.Field = body.field
+			return p
+		}
+		p := problem(http.StatusBadRequest, "malformed_body", "Malformed request body", body.Error())
+		p.Field = body.field
+		return p
 	case errors.As(err, &inv):
 		p := problem(http.StatusBadRequest, "invalid_field", "A field of the request is invalid", inv.Field+" "+inv.Reason)
 		p.Field = inv.Field

@@ -37,7 +37,7 @@ func (f *runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body map[string]string
 	_ = json.NewDecoder(r.Body).Decode(&body)
 	f.mu.Lock()
-	f.paths, f.auth, f.bodies = append(f.paths, r.URL.Path), append(f.auth, r.Header.Get("Authorization")), append(f.bodies, body)
+	f.paths, f.auth, f.bodies = append(f.paths, r.URL.EscapedPath()), append(f.auth, r.Header.Get("Authorization")), append(f.bodies, body)
 	answer := f.answer
 	f.mu.Unlock()
 	if answer != nil {
@@ -94,7 +94,7 @@ func TestForwardsTheTurnAndPricesItsUsage(t *testing.T) {
 	if res.Refund || run.Status != runs.StatusSucceeded || run.FinalMessage != "answer from the durable object" || !run.PostedToPod {
 		t.Fatalf("run %s %q posted %v, refund %v", run.Status, run.FinalMessage, run.PostedToPod, res.Refund)
 	}
-	if r.rt.paths[0] != "/agents/helper/inst do/1/turns" || r.rt.auth[0] != "Bearer "+token {
+	if r.rt.paths[0] != "/agents/helper/inst%20do%2F1/turns" || r.rt.auth[0] != "Bearer "+token {
 		t.Errorf("request path %q, auth %q", r.rt.paths[0], r.rt.auth[0])
 	}
 	want := map[string]string{"runId": "run_1", "userId": "user-1", "podId": "pod-1", "message": "hello", "trigger": "user"}
@@ -216,13 +216,31 @@ func TestCancelledTurnIsInterrupted(t *testing.T) {
 	}
 }
 
+// TestPathSegmentsCannotClimb: an agent name or instance id of "." or
+// ".." (an install stored before ids were checked) never reaches the
+// runtime, whose bearer token would go with it to another path; any other
+// id stays one escaped segment of /agents/{agentName}/{instanceId}/turns.
 func TestPathSegmentsCannotClimb(t *testing.T) {
+	for _, id := range []string{".", ".."} {
+		for field, set := range map[string]func(*runs.Run){
+			"agentName":  func(r *runs.Run) { r.AgentName = id },
+			"instanceId": func(r *runs.Run) { r.InstanceID = id },
+		} {
+			r := newRig(t, nil)
+			run := newRun()
+			set(run)
+			res := r.engine.Run(context.Background(), turns.EngineTurn{Run: run})
+			if run.ErrorKind != runs.ErrFallback || !res.Refund || len(r.rt.paths) != 0 {
+				t.Errorf("%s %q: run %s %q, %d requests", field, id, run.ErrorKind, run.ErrorMessage, len(r.rt.paths))
+			}
+		}
+	}
 	r := newRig(t, nil)
 	run := newRun()
-	run.InstanceID = ".."
-	res := r.engine.Run(context.Background(), turns.EngineTurn{Run: run})
-	if run.ErrorKind != runs.ErrFallback || !res.Refund || len(r.rt.paths) != 0 {
-		t.Errorf("run %s %q, %d requests", run.ErrorKind, run.ErrorMessage, len(r.rt.paths))
+	run.AgentName, run.InstanceID = "../../admin", "x/../..?q=1#f"
+	r.engine.Run(context.Background(), turns.EngineTurn{Run: run})
+	if want := "/agents/..%2F..%2Fadmin/x%2F..%2F..%3Fq=1%23f/turns"; len(r.rt.paths) != 1 || r.rt.paths[0] != want {
+		t.Errorf("paths %q, want %q", r.rt.paths, want)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/commonly/runtime/shared/agent"
@@ -41,7 +42,9 @@ type Config struct {
 	// provider; required.
 	Prices SandboxPricer
 	// Builtins are offered to every turn the install allows them for;
-	// stateless, shared by every turn.
+	// stateless, shared by every turn. A tool the deployment has not
+	// configured is here as a tools.Unconfigured stand-in. Each turn's
+	// commonly_run_code is offered only to an install that lists it.
 	Builtins []tools.Tool
 	// Connectors are the tools each connector offers (e.g. github).
 	Connectors map[string][]tools.Tool
@@ -58,6 +61,8 @@ type Config struct {
 // Engine is the native engine, a turns.Engine.
 type Engine struct {
 	cfg Config
+	// toolNames and connectorNames are what an install may list.
+	toolNames, connectorNames []string
 }
 
 var _ turns.Engine = (*Engine)(nil)
@@ -83,8 +88,24 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	return &Engine{cfg: cfg}, nil
+	// A turn's code tool holds nothing until its first call.
+	cat := catalog(cfg, cfg.Code.New())
+	return &Engine{cfg: cfg, toolNames: cat.Names(), connectorNames: cat.ConnectorNames()}, nil
 }
+
+// catalog is what a turn may be offered, code being its own
+// commonly_run_code: opt-in, offered only to an install that lists it.
+func catalog(cfg Config, code tools.Tool) tools.Catalog {
+	return tools.Catalog{Builtins: cfg.Builtins, OptIn: []tools.Tool{code}, Connectors: cfg.Connectors}
+}
+
+// ToolNames are the tool names an install may list: the engine's whole
+// catalog, configured in this deployment or not (turns.ServiceConfig
+// refuses others).
+func (e *Engine) ToolNames() []string { return slices.Clone(e.toolNames) }
+
+// ConnectorNames are the connectors an install may enable.
+func (e *Engine) ConnectorNames() []string { return slices.Clone(e.connectorNames) }
 
 // Run runs one turn: it offers the install's tools through the gate, runs
 // the loop, and kills the turn's sandbox on every path.
@@ -103,8 +124,7 @@ func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult
 		e.chargeIdleSandbox(ctx, run, code.IdleMillis())
 	}()
 
-	catalog := tools.Catalog{Builtins: append(append([]tools.Tool{}, e.cfg.Builtins...), code), Connectors: e.cfg.Connectors}
-	set, err := tools.Offer(ctx, catalog, tools.Selection{UserID: run.UserID, Tools: in.Tools, Connectors: in.Connectors}, e.cfg.Checker)
+	set, err := tools.Offer(ctx, catalog(e.cfg, code), tools.Selection{UserID: run.UserID, Tools: in.Tools, Connectors: in.Connectors}, e.cfg.Checker)
 	if err != nil {
 		kind, msg := runs.ErrConfig, "the install's tools could not be offered: "+err.Error()
 		if errors.Is(err, tools.ErrConnectorCheck) {
@@ -112,6 +132,9 @@ func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult
 		}
 		run.End(runs.StatusFailed, kind, msg, e.cfg.Now())
 		return turns.EngineResult{Refund: true}
+	}
+	if run.UnavailableTools = set.Unavailable(); run.UnavailableTools != nil {
+		e.cfg.Log.InfoContext(ctx, "tools not configured here are not offered", "runId", run.RunID, "tools", run.UnavailableTools)
 	}
 
 	// An install's model is priced per call: an unpriced one fails the

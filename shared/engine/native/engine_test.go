@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -179,6 +180,13 @@ func install() *turns.Install {
 	return &turns.Install{InstallID: "inst-1", UserID: "user-1", AgentName: "helper"}
 }
 
+// codeInstall is an install that opted in to code execution.
+func codeInstall() *turns.Install {
+	in := install()
+	in.Tools = &[]string{runcode.Name}
+	return in
+}
+
 // The sandbox a turn created is killed (and recorded killed) on every
 // path out of the turn, with a context of its own.
 func TestSandboxKilledOnEveryPath(t *testing.T) {
@@ -206,7 +214,7 @@ func TestSandboxKilledOnEveryPath(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			r := newRig(t, nil, runCode(), c.after(cancel))
-			run, _ := r.run(ctx, install())
+			run, _ := r.run(ctx, codeInstall())
 			if run.Status != c.status || run.ErrorKind != c.kind {
 				t.Fatalf("run %s %s %q, want %s %s", run.Status, run.ErrorKind, run.ErrorMessage, c.status, c.kind)
 			}
@@ -221,7 +229,7 @@ func TestSandboxKilledOnEveryPath(t *testing.T) {
 // runs and before the kill is charged to the turn beside the runs.
 func TestIdleSandboxTimeIsCharged(t *testing.T) {
 	r := newRig(t, nil, runCode(), say("one"))
-	run, res := r.run(context.Background(), install())
+	run, res := r.run(context.Background(), codeInstall())
 	if run.Status != runs.StatusSucceeded || res.Refund {
 		t.Fatalf("run %s %q", run.Status, run.ErrorMessage)
 	}
@@ -234,7 +242,7 @@ func TestIdleSandboxTimeIsCharged(t *testing.T) {
 	}
 
 	r = newRig(t, nil, say("no code"))
-	run, _ = r.run(context.Background(), install())
+	run, _ = r.run(context.Background(), codeInstall())
 	if r.provider.created != 0 || len(r.provider.killed) != 0 || run.Cost.SandboxMicros != 0 {
 		t.Errorf("a turn without code: created %d, killed %v, sandbox cost %d", r.provider.created, r.provider.killed, run.Cost.SandboxMicros)
 	}
@@ -271,8 +279,16 @@ func TestToolsOfferedByTheGate(t *testing.T) {
 	for _, s := range r.model.reqs[0].Tools {
 		offered = append(offered, s.Name)
 	}
-	if strings.Join(offered, ",") != "commonly_post_message,commonly_run_code,github_search_issues" {
+	// Code execution is opt-in: an install without a list runs no code.
+	if strings.Join(offered, ",") != "commonly_post_message,github_search_issues" {
 		t.Errorf("offered %v", offered)
+	}
+	r = newRig(t, withTools, say("hi"))
+	in = install()
+	in.Tools = &[]string{"commonly_post_message"}
+	r.run(context.Background(), in)
+	if specs := r.model.reqs[0].Tools; len(specs) != 1 || specs[0].Name != "commonly_post_message" {
+		t.Errorf("a list without commonly_run_code: offered %+v", specs)
 	}
 
 	r = newRig(t, withTools, say("hi"))
@@ -281,6 +297,59 @@ func TestToolsOfferedByTheGate(t *testing.T) {
 	r.run(context.Background(), in)
 	if specs := r.model.reqs[0].Tools; len(specs) != 1 || specs[0].Name != runcode.Name {
 		t.Errorf("an install's list: offered %+v", specs)
+	}
+}
+
+// Code execution is opt-in per install: without commonly_run_code in its
+// list, an install's model is not offered it, and a call naming it anyway
+// is refused at dispatch without a sandbox.
+func TestCodeIsOptIn(t *testing.T) {
+	for name, in := range map[string]*turns.Install{
+		"no list":           install(),
+		"a list without it": {InstallID: "inst-1", UserID: "user-1", AgentName: "helper", Tools: &[]string{}},
+	} {
+		r := newRig(t, nil, runCode(), say("no code then"))
+		run, _ := r.run(context.Background(), in)
+		if len(r.model.reqs[0].Tools) != 0 || run.Status != runs.StatusSucceeded || len(run.Steps) != 2 ||
+			len(run.Steps[0].ToolCalls) != 1 || run.Steps[0].ToolCalls[0].OK || r.provider.created != 0 {
+			t.Errorf("%s: offered %v, run %s %q, steps %+v, sandboxes %d", name, r.model.reqs[0].Tools, run.Status, run.ErrorMessage, run.Steps, r.provider.created)
+		}
+	}
+}
+
+// A tool the deployment knows but has not configured is not offered; the
+// run records it and the turn goes on.
+func TestUnconfiguredToolsAreRecordedOnTheRun(t *testing.T) {
+	r := newRig(t, func(c *native.Config) {
+		c.Builtins = []tools.Tool{tool{"commonly_post_message"}, tools.Unconfigured("commonly_web_search")}
+	}, say("no search today"))
+	in := install()
+	in.Tools = &[]string{"commonly_web_search", "commonly_post_message", runcode.Name}
+	run, res := r.run(context.Background(), in)
+	if run.Status != runs.StatusSucceeded || res.Refund || !slices.Equal(run.UnavailableTools, []string{"commonly_web_search"}) {
+		t.Fatalf("run %s %q, unavailable %v", run.Status, run.ErrorMessage, run.UnavailableTools)
+	}
+	var offered []string
+	for _, s := range r.model.reqs[0].Tools {
+		offered = append(offered, s.Name)
+	}
+	if !slices.Equal(offered, []string{"commonly_post_message", runcode.Name}) {
+		t.Errorf("offered %v", offered)
+	}
+}
+
+// The names an install may list are the engine's whole catalog: its
+// tools configured or not, and commonly_run_code; and its connectors.
+func TestToolNames(t *testing.T) {
+	r := newRig(t, func(c *native.Config) {
+		c.Builtins = []tools.Tool{tool{"commonly_post_message"}, tools.Unconfigured("commonly_web_search")}
+		c.Connectors = map[string][]tools.Tool{"github": {tools.Unconfigured("github_get_issue")}}
+	})
+	if got, want := r.engine.ToolNames(), []string{"commonly_post_message", runcode.Name, "commonly_web_search", "github_get_issue"}; !slices.Equal(got, want) {
+		t.Errorf("ToolNames() = %v, want %v", got, want)
+	}
+	if got := r.engine.ConnectorNames(); !slices.Equal(got, []string{"github"}) {
+		t.Errorf("ConnectorNames() = %v", got)
 	}
 }
 

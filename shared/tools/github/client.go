@@ -48,6 +48,11 @@ const (
 	NameGetIssue     = "github_get_issue"
 )
 
+// Names are the connector's tool names, in the order Tools gives them:
+// what a deployment without a broker still knows of them
+// (tools.Unconfigured).
+var Names = []string{NameSearchIssues, NameGetIssue}
+
 // EnvURL names the environment variable overriding the API's base URL.
 const EnvURL = "GITHUB_API_URL"
 

@@ -51,6 +51,10 @@ const (
 	NameCreateTask  = "commonly_create_task"
 )
 
+// Names are the pod tools' names, in the order Tools gives them: what a
+// deployment without a backend still knows of them (tools.Unconfigured).
+var Names = []string{NameReadContext, NamePostMessage, NameReadMemory, NameWriteMemory, NameCreateTask}
+
 // audience is the broker audience of Commonly tokens.
 const audience = broker.AudienceCommonly
 
