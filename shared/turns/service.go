@@ -271,13 +271,14 @@ func (s *Service) readPlan(ctx context.Context, userID string) (Plan, error) {
 	return p, nil
 }
 
-// failUnstarted finalises a run that never reached an engine, refunding it.
+// failUnstarted finalises a run that never reached an engine: an
+// infrastructure failure, refunded by the rule (nothing answered yet).
 func (s *Service) failUnstarted(ctx context.Context, run *runs.Run, kind runs.ErrorKind, msg string) {
 	ctx, cancel := finalContext(ctx)
 	defer cancel()
 	run.End(runs.StatusFailed, kind, msg, s.now())
-	run.Refunded = true
-	if err := s.store.FinishRun(ctx, run, true); err != nil {
+	run.Refunded = run.RefundDue(true)
+	if err := s.store.FinishRun(ctx, run, run.Refunded); err != nil {
 		s.log.ErrorContext(ctx, "could not finalise undispatched run", "runId", run.RunID, "err", err)
 	}
 }

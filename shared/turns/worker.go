@@ -27,9 +27,12 @@ type EngineTurn struct {
 
 // EngineResult is what the worker needs back from an engine beyond the run.
 type EngineResult struct {
-	// Refund gives the turn back to the user's daily ceiling: it failed
-	// for an infrastructure reason before any useful output.
-	Refund bool
+	// Infrastructure says the turn failed for an infrastructure reason,
+	// ours or a provider's (an outage, our configuration), not the
+	// user's input, the model's answer or a bound. The engine says what
+	// failed; whether the turn is refunded is decided once, by the
+	// worker, with runs.RefundDue (only if no model call answered).
+	Infrastructure bool
 }
 
 // WorkerConfig configures a Worker. Zero values are the documented
@@ -110,7 +113,8 @@ func (w *Worker) Execute(ctx context.Context, runID string) (*runs.Run, error) {
 	if errors.Is(err, ErrNotClaimable) {
 		w.log.InfoContext(ctx, "run already claimed", "runId", runID)
 		if run != nil && w.stale(run) {
-			w.finish(ctx, run, runs.StatusInterrupted, runs.ErrInterrupted, "the turn's worker stopped before the turn ended", true)
+			run.End(runs.StatusInterrupted, runs.ErrInterrupted, "the turn's worker stopped before the turn ended", w.now())
+			w.write(ctx, run, run.RefundDue(true))
 		}
 		return run, nil
 	}
@@ -141,7 +145,7 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run) {
 				run.End(runs.StatusFailed, runs.ErrUnknown, "the turn ended without a result", w.now())
 			}
 		}
-		w.write(ctx, run, outcome.Refund)
+		w.write(ctx, run, run.RefundDue(outcome.Infrastructure))
 		final = run
 	}()
 
@@ -149,23 +153,18 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run) {
 	if err != nil {
 		log.ErrorContext(ctx, "install unavailable", "err", err)
 		run.End(runs.StatusFailed, runs.ErrConfig, "the install could not be read", w.now())
-		outcome.Refund = true
+		outcome.Infrastructure = true
 		return
 	}
 	engine, ok := w.engines[EngineName(run.Engine)]
 	if !ok {
 		run.End(runs.StatusFailed, runs.ErrConfig, fmt.Sprintf("engine %q is not configured in this deployment", run.Engine), w.now())
-		outcome.Refund = true
+		outcome.Infrastructure = true
 		return
 	}
 	outcome = engine.Run(ctx, EngineTurn{Install: inst, Run: run, Checkpoint: w.store.CheckpointRun})
 	log.InfoContext(ctx, "turn finished", "status", run.Status, "errorKind", run.ErrorKind, "costMicros", int64(run.CostMicros), "steps", len(run.Steps))
 	return
-}
-
-func (w *Worker) finish(ctx context.Context, run *runs.Run, st runs.Status, kind runs.ErrorKind, msg string, refund bool) {
-	run.End(st, kind, msg, w.now())
-	w.write(ctx, run, refund)
 }
 
 func (w *Worker) write(ctx context.Context, run *runs.Run, refund bool) {

@@ -102,7 +102,9 @@ func TestNoPathLeavesASandboxRunning(t *testing.T) {
 	}{
 		{"model error after the run", llmtest.ServerError(500), false, runs.StatusFailed, runs.ErrLLM, false},
 		{"guardrail after the run", llmtest.Guardrail("blocked"), false, runs.StatusFailed, runs.ErrGuardrailBlocked, false},
-		{"sandbox lost mid-turn", llmtest.Text("unused"), true, runs.StatusFailed, runs.ErrSandbox, true},
+		// The model answered (it asked for the code), so the turn counts
+		// (runs.RefundDue; TestSandboxLostAfterModelOutputIsNotRefunded).
+		{"sandbox lost mid-turn", llmtest.Text("unused"), true, runs.StatusFailed, runs.ErrSandbox, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

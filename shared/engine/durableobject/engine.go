@@ -145,8 +145,7 @@ func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult
 		} else {
 			r.End(runs.StatusFailed, runs.ErrFallback, "the durable object runtime failed: "+err.Error(), e.cfg.Now())
 		}
-		// Nothing was produced: the turn is given back.
-		return turns.EngineResult{Refund: true}
+		return turns.EngineResult{Infrastructure: true}
 	}
 	r.FinalMessage, _ = textcap.Head(resp.FinalMessage, maxFinalMessage)
 	r.PostedToPod = true // the runtime posts to the pod itself

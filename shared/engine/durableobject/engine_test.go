@@ -91,8 +91,8 @@ func (r *rig) run(ctx context.Context) (*runs.Run, turns.EngineResult) {
 func TestForwardsTheTurnAndPricesItsUsage(t *testing.T) {
 	r := newRig(t, nil)
 	run, res := r.run(context.Background())
-	if res.Refund || run.Status != runs.StatusSucceeded || run.FinalMessage != "answer from the durable object" || !run.PostedToPod {
-		t.Fatalf("run %s %q posted %v, refund %v", run.Status, run.FinalMessage, run.PostedToPod, res.Refund)
+	if res.Infrastructure || run.Status != runs.StatusSucceeded || run.FinalMessage != "answer from the durable object" || !run.PostedToPod {
+		t.Fatalf("run %s %q posted %v, refund %v", run.Status, run.FinalMessage, run.PostedToPod, res.Infrastructure)
 	}
 	if r.rt.paths[0] != "/agents/helper/inst do/1/turns" || r.rt.auth[0] != "Bearer "+token {
 		t.Errorf("request path %q, auth %q", r.rt.paths[0], r.rt.auth[0])
@@ -119,7 +119,7 @@ func TestAnswersWithoutUsageOrOverTheCap(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"finalMessage": long})
 	}
 	run, res := r.run(context.Background())
-	if res.Refund || run.Status != runs.StatusSucceeded || run.CostMicros != 0 || len(run.Steps) != 0 {
+	if res.Infrastructure || run.Status != runs.StatusSucceeded || run.CostMicros != 0 || len(run.Steps) != 0 {
 		t.Fatalf("run without usage: %s cost %d steps %d", run.Status, run.CostMicros, len(run.Steps))
 	}
 	if n := utf8.RuneCountInString(run.FinalMessage); n > 32000 || n < 31000 {
@@ -152,8 +152,8 @@ func TestUnpricedModels(t *testing.T) {
 
 	r = newRig(t, func(c *durableobject.Config) { c.Prices, c.DefaultModel = fakePrices{"none"}, "default" })
 	run, res := r.run(context.Background())
-	if run.Status != runs.StatusFailed || run.ErrorKind != runs.ErrConfig || res.Refund {
-		t.Fatalf("unpriceable: %s %s refund %v", run.Status, run.ErrorKind, res.Refund)
+	if run.Status != runs.StatusFailed || run.ErrorKind != runs.ErrConfig || res.Infrastructure {
+		t.Fatalf("unpriceable: %s %s refund %v", run.Status, run.ErrorKind, res.Infrastructure)
 	}
 }
 
@@ -183,8 +183,8 @@ func TestFailuresEndTheRunAndRefundIt(t *testing.T) {
 				r.srv.Close()
 			}
 			run, res := r.run(context.Background())
-			if run.Status != runs.StatusFailed || run.ErrorKind != runs.ErrFallback || run.ErrorMessage != c.msg || !res.Refund {
-				t.Fatalf("run %s %s %q refund %v, want fallback_error %q, refunded", run.Status, run.ErrorKind, run.ErrorMessage, res.Refund, c.msg)
+			if run.Status != runs.StatusFailed || run.ErrorKind != runs.ErrFallback || run.ErrorMessage != c.msg || !res.Infrastructure {
+				t.Fatalf("run %s %s %q refund %v, want fallback_error %q, refunded", run.Status, run.ErrorKind, run.ErrorMessage, res.Infrastructure, c.msg)
 			}
 			if run.CompletedAt == nil || run.CostMicros != 0 {
 				t.Errorf("completed %v, cost %d", run.CompletedAt, run.CostMicros)
@@ -211,8 +211,8 @@ func TestCancelledTurnIsInterrupted(t *testing.T) {
 		<-req.Context().Done()
 	}
 	run, res := r.run(ctx)
-	if run.Status != runs.StatusInterrupted || run.ErrorKind != runs.ErrInterrupted || !res.Refund {
-		t.Fatalf("run %s %s refund %v", run.Status, run.ErrorKind, res.Refund)
+	if run.Status != runs.StatusInterrupted || run.ErrorKind != runs.ErrInterrupted || !res.Infrastructure {
+		t.Fatalf("run %s %s refund %v", run.Status, run.ErrorKind, res.Infrastructure)
 	}
 }
 
@@ -221,7 +221,7 @@ func TestPathSegmentsCannotClimb(t *testing.T) {
 	run := newRun()
 	run.InstanceID = ".."
 	res := r.engine.Run(context.Background(), turns.EngineTurn{Run: run})
-	if run.ErrorKind != runs.ErrFallback || !res.Refund || len(r.rt.paths) != 0 {
+	if run.ErrorKind != runs.ErrFallback || !res.Infrastructure || len(r.rt.paths) != 0 {
 		t.Errorf("run %s %q, %d requests", run.ErrorKind, run.ErrorMessage, len(r.rt.paths))
 	}
 }

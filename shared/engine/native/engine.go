@@ -111,7 +111,8 @@ func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult
 			msg = "the connector broker could not be reached"
 		}
 		run.End(runs.StatusFailed, kind, msg, e.cfg.Now())
-		return turns.EngineResult{Refund: true}
+		// Our configuration or the broker: an infrastructure failure.
+		return turns.EngineResult{Infrastructure: true}
 	}
 
 	// An install's model is priced per call: an unpriced one fails the
@@ -119,7 +120,7 @@ func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult
 	out := e.cfg.Loop.Run(ctx, agent.TurnInput{
 		Run: run, System: systemPrompt(in), Message: run.Message, Tools: set, Env: env, Model: in.Model, Checkpoint: t.Checkpoint,
 	})
-	return turns.EngineResult{Refund: out.Refund}
+	return turns.EngineResult{Infrastructure: out.Infrastructure}
 }
 
 // chargeIdleSandbox adds the sandbox's life outside its runs to the run's
