@@ -221,6 +221,13 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 	s.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine}, metrics.Metric{Name: "TurnsAdmitted", Unit: metrics.Count, Value: 1})
 	s.log.InfoContext(ctx, "turn admitted", "runId", run.RunID, "userId", run.UserID, "installId", run.InstallID, "engine", run.Engine)
 	latest, err := s.dispatch.Dispatch(ctx, run)
+	if errors.Is(err, ErrFinalWrite) {
+		// Inline dispatch: the turn ran, but its final write failed. The
+		// run stays running for whoever closes abandoned runs; it is not
+		// an undispatched turn to close and refund.
+		s.log.ErrorContext(ctx, "the turn ran but its final write failed", "runId", run.RunID, "err", err)
+		return nil, fmt.Errorf("dispatch %s: %w: %w", run.RunID, ErrUnavailable, err)
+	}
 	if err != nil {
 		// The turn never started: close the run and give the turn back.
 		s.log.ErrorContext(ctx, "dispatch failed", "runId", run.RunID, "err", err)
