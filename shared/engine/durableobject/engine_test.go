@@ -112,15 +112,15 @@ func TestForwardsTheTurnAndPricesItsUsage(t *testing.T) {
 	}
 }
 
-func TestAnswersWithoutUsageOrOverTheCap(t *testing.T) {
+func TestAnswerOverTheCap(t *testing.T) {
 	r := newRig(t, nil)
 	long := strings.Repeat("é", 40000)
 	r.rt.answer = func(w http.ResponseWriter, _ *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"finalMessage": long})
 	}
 	run, res := r.run(context.Background())
-	if res.Infrastructure || run.Status != runs.StatusSucceeded || run.CostMicros != 0 || len(run.Steps) != 0 {
-		t.Fatalf("run without usage: %s cost %d steps %d", run.Status, run.CostMicros, len(run.Steps))
+	if res.Infrastructure || run.Status != runs.StatusSucceeded {
+		t.Fatalf("run: %s %q", run.Status, run.ErrorMessage)
 	}
 	if n := utf8.RuneCountInString(run.FinalMessage); n > 32000 || n < 31000 {
 		t.Errorf("final message of %d characters, want it cut to 32,000", n)
@@ -157,6 +157,8 @@ func TestUnpricedModels(t *testing.T) {
 	}
 }
 
+// The runtime refused or could not be reached: an infrastructure failure
+// with nothing answered, refunded by the rule; fixed words on the run.
 func TestFailuresEndTheRunAndRefundIt(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -168,12 +170,8 @@ func TestFailuresEndTheRunAndRefundIt(t *testing.T) {
 		{"status 500", func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(500)
 			_, _ = w.Write([]byte(`{"error":"do internal: secret stack trace"}`))
-		}, false, "the durable object runtime failed: durable object runtime: status 500", 500},
-		{"no answer in time", func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, false,
-			"the durable object runtime failed: durable object runtime: no answer within 50ms", 0},
-		{"malformed", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{"finalMessage":`)) }, false,
-			"the durable object runtime failed: durable object runtime: malformed response", 0},
-		{"unreachable", nil, true, "the durable object runtime failed: durable object runtime: unreachable", 0},
+		}, false, "the durable object runtime refused the turn (status 500)", 500},
+		{"unreachable", nil, true, "the durable object runtime could not be reached", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -183,7 +181,7 @@ func TestFailuresEndTheRunAndRefundIt(t *testing.T) {
 				r.srv.Close()
 			}
 			run, res := r.run(context.Background())
-			if run.Status != runs.StatusFailed || run.ErrorKind != runs.ErrFallback || run.ErrorMessage != c.msg || !res.Infrastructure {
+			if run.Status != runs.StatusFailed || run.ErrorKind != runs.ErrFallback || run.ErrorMessage != c.msg || !res.Infrastructure || !run.RefundDue(res.Infrastructure) {
 				t.Fatalf("run %s %s %q refund %v, want fallback_error %q, refunded", run.Status, run.ErrorKind, run.ErrorMessage, res.Infrastructure, c.msg)
 			}
 			if run.CompletedAt == nil || run.CostMicros != 0 {
@@ -211,8 +209,11 @@ func TestCancelledTurnIsInterrupted(t *testing.T) {
 		<-req.Context().Done()
 	}
 	run, res := r.run(ctx)
-	if run.Status != runs.StatusInterrupted || run.ErrorKind != runs.ErrInterrupted || !res.Infrastructure {
-		t.Fatalf("run %s %s refund %v", run.Status, run.ErrorKind, res.Infrastructure)
+	// Cancelled after the request was sent: the runtime may go on, so the
+	// outcome is unknown, as for a model call the loop stopped waiting for.
+	if run.Status != runs.StatusInterrupted || run.ErrorKind != runs.ErrInterrupted || res.Infrastructure ||
+		len(run.Steps) != 1 || !run.Steps[0].Estimated || run.CostMicros <= 0 {
+		t.Fatalf("run %s %s infrastructure %v steps %+v", run.Status, run.ErrorKind, res.Infrastructure, run.Steps)
 	}
 }
 
