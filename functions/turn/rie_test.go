@@ -43,6 +43,9 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	cmd.Env = []string{
 		"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(),
 		"STATE_TABLE=" + tables.State, "RUNS_TABLE=" + tables.Runs, "TURN_DISPATCH=inline",
+		// The demo model and sandbox, by name: without them the function
+		// refuses to start (no LLM_BASE_URL, no E2B_API_KEY).
+		"LLM_MODE=offline", "SANDBOX=local",
 	}
 	for k, v := range db.AWSEnv() {
 		cmd.Env = append(cmd.Env, k+"="+v)

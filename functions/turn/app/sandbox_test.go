@@ -20,7 +20,7 @@ const pythonBlock = "what is 6*7?\n```python\nprint(6*7)\n```"
 
 func e2bEnv(f *e2btest.Fake) map[string]string {
 	c := f.ClientConfig()
-	return map[string]string{"E2B_API_KEY": c.APIKey, "E2B_API_URL": c.APIURL, "E2B_SANDBOX_URL": c.SandboxURL}
+	return map[string]string{"SANDBOX": "e2b", "E2B_API_KEY": c.APIKey, "E2B_API_URL": c.APIURL, "E2B_SANDBOX_URL": c.SandboxURL}
 }
 
 // sandboxRecords reads the ledger rows the turn wrote for the reaper.

@@ -92,6 +92,7 @@ func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult
 	run, in := t.Run, t.Install
 	env := tools.Env{RunID: run.RunID, UserID: run.UserID, InstallID: run.InstallID, PodID: run.PodID, AgentName: run.AgentName}
 	code := e.cfg.Code.New()
+	run.Sandbox = e.cfg.Code.ProviderName()
 	defer func() {
 		// Detached from the turn's context, which may be cancelled: the
 		// sandbox is killed whatever ended the turn.
