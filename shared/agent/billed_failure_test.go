@@ -71,7 +71,7 @@ func TestFailedCallWithResponseIsCharged(t *testing.T) {
 			want := runs.Step{
 				Index: len(r.Steps) - 1, Model: "test-model", CallID: last.CallID,
 				PromptTokens: 1000, CachedPromptTokens: 200, CompletionTokens: 40,
-				FinishReason: c.script[len(c.script)-1].resp.FinishReason, CostMicros: failed,
+				FinishReason: knownFinish(c.script[len(c.script)-1].resp.FinishReason), CostMicros: failed,
 			}
 			if last.CallID == "" || !reflect.DeepEqual(last, want) {
 				t.Fatalf("failed call's step = %+v\nwant %+v", last, want)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/textcap"
 )
@@ -20,6 +21,17 @@ func answerFinish(reason string) bool {
 		return true
 	}
 	return false
+}
+
+// knownFinish is a finish reason as the run may name it: one of the
+// values providers document, or "unknown" (the value itself is the
+// upstream's text, and only logged).
+func knownFinish(reason string) string {
+	switch reason {
+	case "stop", "length", "tool_calls", "content_filter", "insufficient_system_resource", "":
+		return reason
+	}
+	return llm.FinishUnknown
 }
 
 // answer ends the turn on a model answer without tool calls.
@@ -39,10 +51,11 @@ func (tr *turn) answer(ctx context.Context, content, reason string) TurnResult {
 		// The model answered through a post tool and has nothing to add.
 	case empty:
 		return tr.finish(&Error{Kind: runs.ErrLLM, Message: fmt.Sprintf(
-			"the model returned an empty answer (finish reason %q)", textcap.Bytes(reason, 64))})
+			"the model returned an empty answer (finish reason %q)", knownFinish(reason))})
 	case !answerFinish(reason):
+		tr.log.Warn("abnormal finish reason", "finishReason", textcap.Bytes(reason, 64))
 		return tr.finish(&Error{Kind: runs.ErrLLM, Message: fmt.Sprintf(
-			"the model's answer ended abnormally (finish reason %q)", textcap.Bytes(reason, 64))})
+			"the model's answer ended abnormally (finish reason %q)", knownFinish(reason))})
 	}
 	tr.run.FinalMessage = content
 	var postErr error

@@ -66,7 +66,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error) {
 		recorded := true
 		switch u, ok := billedUsage(err, prompt, tr.maxOut); {
 		case resp != nil:
-			step, perr = tr.recordStep(index, started, runs.Step{FinishReason: resp.FinishReason, CallID: resp.CallID, ElapsedMs: elapsed}, resp.Model, resp.Usage)
+			step, perr = tr.recordStep(index, started, runs.Step{FinishReason: knownFinish(resp.FinishReason), CallID: resp.CallID, ElapsedMs: elapsed}, resp.Model, resp.Usage)
 			attrs = append(attrs, "finishReason", resp.FinishReason)
 		case ok:
 			step, perr = tr.recordStep(index, started, runs.Step{ElapsedMs: elapsed, Estimated: true}, "", u)
@@ -86,7 +86,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error) {
 		return nil, e
 	}
 
-	step, perr := tr.recordStep(index, started, runs.Step{FinishReason: resp.FinishReason, CallID: resp.CallID, ElapsedMs: elapsed}, resp.Model, resp.Usage)
+	step, perr := tr.recordStep(index, started, runs.Step{FinishReason: knownFinish(resp.FinishReason), CallID: resp.CallID, ElapsedMs: elapsed}, resp.Model, resp.Usage)
 	tr.log.Info("model call", "step", index, "elapsedMs", elapsed, "finishReason", resp.FinishReason,
 		"promptTokens", step.PromptTokens, "completionTokens", step.CompletionTokens,
 		"toolCalls", len(resp.Message.ToolCalls), "costMicros", int64(step.CostMicros))

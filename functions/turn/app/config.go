@@ -245,3 +245,15 @@ func (c *Config) modes() []error {
 	}
 	return errs
 }
+
+// Secrets are the configured credentials (the resolved values: in AWS
+// each comes through its secret), which no log line may hold.
+func (c Config) Secrets() []string {
+	var out []string
+	for _, s := range []string{c.LLMAPIKey, c.E2BAPIKey, c.SearchAPIKey, c.DORuntimeToken, c.BrokerToken} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -111,6 +111,7 @@ func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult
 		if errors.Is(err, tools.ErrConnectorCheck) {
 			msg = "the connector broker could not be reached"
 		}
+		e.cfg.Log.WarnContext(ctx, "the install's tools could not be offered", "runId", run.RunID, "err", err)
 		run.End(runs.StatusFailed, kind, msg, e.cfg.Now())
 		// Our configuration or the broker: an infrastructure failure.
 		return turns.EngineResult{Infrastructure: true}
