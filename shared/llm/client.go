@@ -56,7 +56,7 @@ func New(cfg Config) (*Client, error) {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	return &Client{
-		chat:    openai.NewChatCompletionService(opts...),
+		chat:     openai.NewChatCompletionService(opts...),
 		timeout:  timeout,
 		scrubber: textcap.NewScrubber(cfg.APIKey),
 	}, nil
