@@ -216,34 +216,28 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 // settings is refused too: one of the two was meant, and guessing which
 // is how a deployment ends up on the wrong one.
 func (c *Config) modes() []error {
-	var errs []error
-	switch c.LLMMode {
-	case LLMLive:
-		if c.LLMBaseURL == "" {
-			errs = append(errs, errors.New("LLM_BASE_URL is required (LLM_MODE is live; set LLM_MODE=offline for the offline demo model)"))
-		} else if c.LLMAPIKey == "" {
-			errs = append(errs, errors.New("LLM_BASE_URL is set but LLM_API_KEY is not"))
-		}
-	case LLMOffline:
-		if c.LLMBaseURL != "" {
-			errs = append(errs, errors.New("LLM_MODE=offline but LLM_BASE_URL is set: unset one of them"))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("LLM_MODE: %q is not live or offline", c.LLMMode))
+	errs := []error{
+		named("LLM_MODE", c.LLMMode, LLMLive, LLMOffline, "LLM_BASE_URL", c.LLMBaseURL != "", "the offline demo model"),
+		named("SANDBOX", c.Sandbox, SandboxE2B, SandboxLocal, "E2B_API_KEY", c.E2BAPIKey != "", "the local bubblewrap sandbox"),
 	}
-	switch c.Sandbox {
-	case SandboxE2B:
-		if c.E2BAPIKey == "" {
-			errs = append(errs, errors.New("E2B_API_KEY is required (SANDBOX is e2b; set SANDBOX=local for the local bubblewrap sandbox)"))
-		}
-	case SandboxLocal:
-		if c.E2BAPIKey != "" {
-			errs = append(errs, errors.New("SANDBOX=local but E2B_API_KEY is set: unset one of them"))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("SANDBOX: %q is not e2b or local", c.Sandbox))
+	if c.LLMMode == LLMLive && c.LLMBaseURL != "" && c.LLMAPIKey == "" {
+		errs = append(errs, errors.New("LLM_BASE_URL is set but LLM_API_KEY is not"))
 	}
 	return errs
+}
+
+// named checks one mode variable: its real mode needs the setting need,
+// and its demo mode, named for what it is, needs it unset.
+func named(variable, mode, real, demo, need string, set bool, what string) error {
+	switch {
+	case mode == real && !set:
+		return fmt.Errorf("%s is required (%s is %s; set %s=%s for %s)", need, variable, real, variable, demo, what)
+	case mode == demo && set:
+		return fmt.Errorf("%s=%s but %s is set: unset one of them", variable, demo, need)
+	case mode != real && mode != demo:
+		return fmt.Errorf("%s: %q is not %s or %s", variable, mode, real, demo)
+	}
+	return nil
 }
 
 // Secrets are the configured credentials (the resolved values: in AWS

@@ -27,7 +27,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -56,22 +55,7 @@ const EnvTimeout = "DO_RUNTIME_TIMEOUT"
 // ParseTimeout reads DO_RUNTIME_TIMEOUT: a Go duration ("90s") or whole
 // seconds ("90"), in (0, MaxTimeout]; empty means DefaultTimeout.
 func ParseTimeout(v string) (time.Duration, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return DefaultTimeout, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		secs, nerr := strconv.Atoi(v)
-		if nerr != nil {
-			return 0, fmt.Errorf("%s: %q is neither a duration nor seconds", EnvTimeout, v)
-		}
-		d = time.Duration(secs) * time.Second
-	}
-	if d <= 0 || d > MaxTimeout {
-		return 0, fmt.Errorf("%s: %s is outside (0, %s], the time a turn's worker has", EnvTimeout, d, MaxTimeout)
-	}
-	return d, nil
+	return httpwire.ParseTimeout(EnvTimeout, v, DefaultTimeout, MaxTimeout)
 }
 
 // maxResponseBytes bounds what is read from the runtime.
