@@ -28,9 +28,21 @@ type scrubHandler struct {
 func (x *scrubHandler) Enabled(ctx context.Context, l slog.Level) bool { return x.h.Enabled(ctx, l) }
 
 func (x *scrubHandler) Handle(ctx context.Context, r slog.Record) error {
-	out := slog.NewRecord(r.Time, r.Level, x.s.Scrub(r.Message), r.PC)
+	msg := x.s.Scrub(r.Message)
+	changed := msg != r.Message
 	r.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(x.attr(a))
+		_, c := x.attr(a)
+		changed = changed || c
+		return !changed
+	})
+	if !changed {
+		// Nothing to redact, the common case: the record as it is.
+		return x.h.Handle(ctx, r)
+	}
+	out := slog.NewRecord(r.Time, r.Level, msg, r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		clean, _ := x.attr(a)
+		out.AddAttrs(clean)
 		return true
 	})
 	return x.h.Handle(ctx, out)
@@ -39,7 +51,7 @@ func (x *scrubHandler) Handle(ctx context.Context, r slog.Record) error {
 func (x *scrubHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	clean := make([]slog.Attr, len(attrs))
 	for i, a := range attrs {
-		clean[i] = x.attr(a)
+		clean[i], _ = x.attr(a)
 	}
 	return &scrubHandler{h: x.h.WithAttrs(clean), s: x.s}
 }
@@ -48,35 +60,50 @@ func (x *scrubHandler) WithGroup(name string) slog.Handler {
 	return &scrubHandler{h: x.h.WithGroup(name), s: x.s}
 }
 
-func (x *scrubHandler) attr(a slog.Attr) slog.Attr {
-	a.Value = x.value(a.Value.Resolve())
-	return a
+// attr is a scrubbed, and whether scrubbing changed it.
+func (x *scrubHandler) attr(a slog.Attr) (slog.Attr, bool) {
+	v := a.Value.Resolve()
+	resolved := v.Kind() != a.Value.Kind()
+	clean, changed := x.value(v)
+	a.Value = clean
+	return a, changed || resolved
 }
 
-func (x *scrubHandler) value(v slog.Value) slog.Value {
+// value is v scrubbed, and whether that changed it.
+func (x *scrubHandler) value(v slog.Value) (slog.Value, bool) {
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.StringValue(x.s.Scrub(v.String()))
+		if clean := x.s.Scrub(v.String()); clean != v.String() {
+			return slog.StringValue(clean), true
+		}
 	case slog.KindGroup:
 		attrs := v.Group()
 		clean := make([]slog.Attr, len(attrs))
+		changed := false
 		for i, a := range attrs {
-			clean[i] = x.attr(a)
+			var c bool
+			clean[i], c = x.attr(a)
+			changed = changed || c
 		}
-		return slog.GroupValue(clean...)
+		if changed {
+			return slog.GroupValue(clean...), true
+		}
 	case slog.KindAny:
 		if err, ok := v.Any().(error); ok {
-			return slog.StringValue(x.s.Scrub(err.Error()))
+			if clean := x.s.Scrub(err.Error()); clean != err.Error() {
+				return slog.StringValue(clean), true
+			}
+			return v, false
 		}
 		// As the JSON handler would write it; replaced by its scrubbed
 		// text only when that differs.
 		b, err := json.Marshal(v.Any())
 		if err != nil {
-			return v
+			return v, false
 		}
 		if clean := x.s.Scrub(string(b)); clean != string(b) {
-			return slog.StringValue(clean)
+			return slog.StringValue(clean), true
 		}
 	}
-	return v
+	return v, false
 }

@@ -146,6 +146,13 @@ func TestHandlerScrubsEveryLogLine(t *testing.T) {
 			t.Errorf("log line lost %q: %s", want, out)
 		}
 	}
+	// A line with nothing to redact is written as it is, whatever its values.
+	buf.Reset()
+	slog.New(NewScrubber(testKeys...).Handler(slog.NewJSONHandler(&buf, nil))).Info("plain",
+		"list", []string{"a", "b"}, "m", map[string]int{"x": 1}, "err", errors.New("boom"), "lv", logStringer{"ok"})
+	if want := `"msg":"plain","list":["a","b"],"m":{"x":1},"err":"boom","lv":"says ok"}`; !strings.Contains(buf.String(), want) {
+		t.Errorf("clean line = %s, want %s", buf.String(), want)
+	}
 	if NewScrubber().Handler(slog.DiscardHandler) != slog.DiscardHandler {
 		t.Error("a scrubber without secrets wraps the handler")
 	}
