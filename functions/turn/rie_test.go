@@ -33,7 +33,10 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	defer db.Close()
 
 	emu, err := rie.Start(rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(),
-		map[string]string{"STATE_TABLE": tables.State, "RUNS_TABLE": tables.Runs, "TURN_DISPATCH": "inline"}))
+		map[string]string{"STATE_TABLE": tables.State, "RUNS_TABLE": tables.Runs, "TURN_DISPATCH": "inline",
+			// The demo model and sandbox, by name: without them the function
+			// refuses to start (no LLM_BASE_URL, no E2B_API_KEY).
+			"LLM_MODE": "offline", "SANDBOX": "local"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,19 +133,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 }
 
 // localEnv is the process environment with the local stack's defaults.
+// The function itself runs the offline model and the local sandbox only
+// when named (LLM_MODE, SANDBOX); the local stack names them when the
+// real services are not configured.
 func localEnv(getenv func(string) string) map[string]string {
 	env := map[string]string{
 		"STATE_TABLE": "commonly-state", "RUNS_TABLE": "commonly-runs", "TURN_DISPATCH": app.DispatchInline,
 		"EVENT_BUS_NAME": "commonly-local",
 	}
 	for _, k := range []string{"STATE_TABLE", "RUNS_TABLE", "TURN_DISPATCH", "HOSTED_ENGINE", "PLAN_TURN_LIMITS", "INSTALL_CACHE_TTL",
-		"DO_RUNTIME_URL", "DO_RUNTIME_TOKEN", "LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", "LLM_TIMEOUT", "TURN_MAX_USD", "PRICE_TABLE_FILE",
-		"BROKER_URL", "BROKER_TOKEN", "COMMONLY_API_URL", "SEARCH_PROVIDER", "SEARCH_API_KEY", "SEARCH_API_URL", "GITHUB_API_URL",
-		"E2B_API_KEY", "E2B_DOMAIN", "E2B_API_URL", "E2B_SANDBOX_URL", "E2B_TEMPLATE", "AWS_LAMBDA_FUNCTION_NAME",
-		"EVENT_BUS_NAME", "DAILY_SPEND_ALARM_USD", "EVENTS_FILE", "DAILY_SPEND_CAP_USD"} {
+		"DO_RUNTIME_URL", "DO_RUNTIME_TOKEN", "DO_RUNTIME_TIMEOUT", "LLM_MODE", "LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", "LLM_TIMEOUT",
+		"TURN_MAX_USD", "PRICE_TABLE_FILE", "BROKER_URL", "BROKER_TOKEN", "COMMONLY_API_URL", "SEARCH_PROVIDER", "SEARCH_API_KEY",
+		"SEARCH_API_URL", "GITHUB_API_URL", "SANDBOX", "E2B_API_KEY", "E2B_DOMAIN", "E2B_API_URL", "E2B_SANDBOX_URL", "E2B_TEMPLATE",
+		"AWS_LAMBDA_FUNCTION_NAME", "EVENT_BUS_NAME", "DAILY_SPEND_ALARM_USD", "EVENTS_FILE", "DAILY_SPEND_CAP_USD"} {
 		if v := getenv(k); v != "" {
 			env[k] = v
 		}
+	}
+	if env["LLM_MODE"] == "" && env["LLM_BASE_URL"] == "" {
+		env["LLM_MODE"] = app.LLMOffline
+	}
+	if env["SANDBOX"] == "" && env["E2B_API_KEY"] == "" {
+		env["SANDBOX"] = app.SandboxLocal
 	}
 	return env
 }
@@ -162,7 +171,7 @@ func tablesLabel(tables []embedded.TableInfo) string {
 
 func modelLabel(cfg app.Config) string {
 	if cfg.LLMMode == app.LLMOffline {
-		return "offline model (no LLM_BASE_URL): deterministic, in-process"
+		return "offline model (LLM_MODE=offline, as no LLM_BASE_URL is set): deterministic, in-process"
 	}
 	return cfg.LLMModel + " at " + cfg.LLMBaseURL
 }
@@ -171,7 +180,7 @@ func sandboxLabel(cfg app.Config) string {
 	if cfg.Sandbox == app.SandboxE2B {
 		return "E2B at " + cfg.E2BDomain
 	}
-	return "local bubblewrap sandbox (no E2B_API_KEY): no network, no environment, read-only root"
+	return "local bubblewrap sandbox (SANDBOX=local, as no E2B_API_KEY is set): no network, no environment, read-only root"
 }
 
 func podsLabel(cfg app.Config, pods *backend) string {

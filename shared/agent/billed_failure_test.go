@@ -59,8 +59,8 @@ func TestFailedCallWithResponseIsCharged(t *testing.T) {
 			out := h.run(context.Background())
 			r := h.r()
 			wantEnd(t, r, runs.StatusFailed, c.kind)
-			if kindOf(t, out) != c.kind || out.Refund {
-				t.Fatalf("outcome kind %q refund %v", kindOf(t, out), out.Refund)
+			if kindOf(t, out) != c.kind || h.refunded(out) {
+				t.Fatalf("outcome kind %q refund %v", kindOf(t, out), h.refunded(out))
 			}
 			if len(r.Steps) != len(c.script) {
 				t.Fatalf("%d steps recorded for %d billed calls", len(r.Steps), len(c.script))
@@ -71,7 +71,7 @@ func TestFailedCallWithResponseIsCharged(t *testing.T) {
 			want := runs.Step{
 				Index: len(r.Steps) - 1, Model: "test-model", CallID: last.CallID,
 				PromptTokens: 1000, CachedPromptTokens: 200, CompletionTokens: 40,
-				FinishReason: c.script[len(c.script)-1].resp.FinishReason, CostMicros: failed,
+				FinishReason: knownFinish(c.script[len(c.script)-1].resp.FinishReason), CostMicros: failed,
 			}
 			if last.CallID == "" || !reflect.DeepEqual(last, want) {
 				t.Fatalf("failed call's step = %+v\nwant %+v", last, want)
@@ -100,7 +100,7 @@ func TestFailedCallWithResponseUnpriced(t *testing.T) {
 	out := h.run(context.Background())
 	r := h.r()
 	wantEnd(t, r, runs.StatusFailed, runs.ErrLLM)
-	if kindOf(t, out) != runs.ErrLLM || out.Refund {
+	if kindOf(t, out) != runs.ErrLLM || h.refunded(out) {
 		t.Fatalf("outcome %+v", out)
 	}
 	if len(r.Steps) != 1 || r.Tokens.Total != 1040 || r.CostMicros != 0 {
@@ -108,5 +108,55 @@ func TestFailedCallWithResponseUnpriced(t *testing.T) {
 	}
 	if !strings.Contains(h.logs.String(), "no price for model") {
 		t.Fatal("the pricing failure was not logged")
+	}
+}
+
+// A call whose answer never arrived after the request was sent is an
+// estimated step: the prompt from the request, uncached; no output when
+// the proxy answered with an error status, the output cap when nothing
+// answered. A call the client knows was never billed is not recorded.
+func TestFailedCallWithoutResponseIsEstimated(t *testing.T) {
+	cases := []struct {
+		name       string
+		err        error
+		recorded   bool
+		completion int64
+	}{
+		{"timeout", &llm.CallError{Kind: llm.ErrCall, Message: "no answer", Billed: true}, true, DefaultMaxOutputTokens},
+		{"5xx", &llm.CallError{Kind: llm.ErrCall, Status: 503, Message: "proxy error", Billed: true}, true, 0},
+		{"malformed 200", &llm.CallError{Kind: llm.ErrCall, Status: 200, Message: "malformed", Billed: true}, true, DefaultMaxOutputTokens},
+		{"guardrail refusal", &llm.CallError{Kind: llm.ErrGuardrail, Status: 400, Message: "refused", Billed: true}, true, 0},
+		{"refused dial", &llm.CallError{Kind: llm.ErrCall, Message: "dial"}, false, 0},
+		{"400 before generation", &llm.CallError{Kind: llm.ErrCall, Status: 400, Message: "bad request"}, false, 0},
+		{"an error the client does not classify", errors.New("weird"), true, DefaultMaxOutputTokens},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, fail(c.err))
+			out := h.run(context.Background())
+			r := h.r()
+			if out.Err == nil || r.Status != runs.StatusFailed {
+				t.Fatalf("outcome %+v", out)
+			}
+			if !c.recorded {
+				if len(r.Steps) != 0 || r.CostMicros != 0 {
+					t.Fatalf("a call never billed is on the run: %+v", r.Steps)
+				}
+				return
+			}
+			prompt := EstimateTokens(messageBytes(h.model.reqs[0].Messages) + specBytes(h.model.reqs[0].Tools))
+			want := runs.Step{Index: 0, Model: "deepseek-v4-flash", PromptTokens: prompt, CompletionTokens: c.completion,
+				CostMicros: money.Micros(prompt*3 + c.completion*5), Estimated: true}
+			if len(r.Steps) != 1 || !reflect.DeepEqual(r.Steps[0], want) {
+				t.Fatalf("steps %+v, want %+v", r.Steps, want)
+			}
+			if r.CostMicros != want.CostMicros || r.Tokens.Total != prompt+c.completion {
+				t.Fatalf("run cost %d tokens %+v", r.CostMicros, r.Tokens)
+			}
+			// Nothing answered: the estimate does not stop a refund.
+			if r.ModelAnswered() {
+				t.Fatal("an estimated step counts as an answer")
+			}
+		})
 	}
 }

@@ -98,7 +98,7 @@ func TestBounds(t *testing.T) {
 			out := h.run(context.Background())
 
 			wantEnd(t, h.r(), runs.StatusFailed, c.kind)
-			if kindOf(t, out) != c.kind || out.Refund {
+			if kindOf(t, out) != c.kind || h.refunded(out) {
 				t.Fatalf("outcome %+v", out)
 			}
 			if !strings.Contains(h.r().ErrorMessage, c.msg) {
@@ -126,7 +126,7 @@ func TestWorstCaseUsesThePromptEstimate(t *testing.T) {
 		t.Fatalf("worst case priced %d times", len(h.pricer.worstCalls))
 	}
 	req := h.model.reqs[1]
-	want := estimateTokens(messageBytes(req.Messages) + specBytes(req.Tools))
+	want := EstimateTokens(messageBytes(req.Messages) + specBytes(req.Tools))
 	if got := h.pricer.worstCalls[1]; got != [2]int64{want, DefaultMaxOutputTokens} {
 		t.Fatalf("worst case for %v, want prompt %d and %d output", got, want, DefaultMaxOutputTokens)
 	}
@@ -147,8 +147,8 @@ func TestModelCallCutByTheWallClock(t *testing.T) {
 	h.r().StartedAt = nil
 	out := h.run(context.Background())
 	wantEnd(t, h.r(), runs.StatusFailed, runs.ErrTimeout)
-	if out.Refund || h.model.calls != 1 {
-		t.Fatalf("refund %v after %d model calls", out.Refund, h.model.calls)
+	if h.refunded(out) || h.model.calls != 1 {
+		t.Fatalf("refund %v after %d model calls", h.refunded(out), h.model.calls)
 	}
 }
 

@@ -88,8 +88,8 @@ func TestPricingFailureIsAConfigFailure(t *testing.T) {
 			}})
 			out := h.run(context.Background())
 			wantEnd(t, h.r(), runs.StatusFailed, runs.ErrConfig)
-			if out.Refund != c.refund || !strings.Contains(h.r().ErrorMessage, "no price for model") {
-				t.Fatalf("refund %v message %q", out.Refund, h.r().ErrorMessage)
+			if h.refunded(out) != c.refund || !strings.Contains(h.r().ErrorMessage, "no price for model") {
+				t.Fatalf("refund %v message %q", h.refunded(out), h.r().ErrorMessage)
 			}
 			// The usage stays on the record, so the turn can be repriced.
 			if h.r().Tokens.Total != c.tokens {
@@ -112,7 +112,7 @@ func TestWorstCaseFailureLaterIsNotRefunded(t *testing.T) {
 	h.loop.cfg.Pricer = &failingWorst{fakePricer: h.pricer, after: 1, n: &n}
 	out := h.run(context.Background())
 	wantEnd(t, h.r(), runs.StatusFailed, runs.ErrConfig)
-	if out.Refund {
+	if h.refunded(out) {
 		t.Fatal("refunded after model output")
 	}
 }
@@ -146,8 +146,8 @@ func TestEstimate(t *testing.T) {
 		t.Fatalf("specBytes = %d", got)
 	}
 	for bytes, want := range map[int64]int64{0: 0, 1: 1, 4: 1, 5: 2, 4000: 1000} {
-		if got := estimateTokens(bytes); got != want {
-			t.Errorf("estimateTokens(%d) = %d, want %d", bytes, got, want)
+		if got := EstimateTokens(bytes); got != want {
+			t.Errorf("EstimateTokens(%d) = %d, want %d", bytes, got, want)
 		}
 	}
 }

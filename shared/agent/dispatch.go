@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,14 +21,14 @@ const maxLoggedName = 128
 // dispatch runs one tool call of a model answer. Whatever happens short
 // of ending the turn, exactly one tool message answers the call id, as
 // the API requires before the next model call. A returned error ends the
-// turn; refund is the fatal tool error's Infrastructure flag.
-func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) (e *Error, refund bool) {
+// turn.
+func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) *Error {
 	if ctx.Err() != nil {
-		return interrupted(context.Cause(ctx)), false
+		return interrupted(context.Cause(ctx))
 	}
 	started := tr.now()
 	if e := tr.budget.beforeTool(started, spentBy(tr.run)); e != nil {
-		return e, false
+		return e
 	}
 	name := textcap.Bytes(call.Name, maxLoggedName)
 	rec := runs.ToolCall{ID: call.ID, Name: name, Args: textcap.Bytes(call.Arguments, MaxRecordedArgs)}
@@ -36,18 +37,18 @@ func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) (e *E
 		rec.Error = "not run: the same call was repeated"
 		tr.record(step, rec)
 		return &Error{Kind: runs.ErrTurnCap, Message: fmt.Sprintf(
-			"the model called tool %s with the same arguments %d times in a row", name, n)}, false
+			"the model called tool %s with the same arguments %d times in a row", name, n)}
 	}
 	// The gate again: a model can name a tool it was not offered.
 	tool, ok := tr.tools.Lookup(call.Name)
 	if !ok {
 		tr.refuse(step, rec, fmt.Sprintf("tool %s is not available", name))
-		return nil, false
+		return nil
 	}
 	args, err := parseArgs(call.Arguments)
 	if err != nil {
 		tr.refuse(step, rec, fmt.Sprintf("invalid arguments for tool %s: %v", name, err))
-		return nil, false
+		return nil
 	}
 
 	callCtx, cancel := context.WithTimeout(ctx, tr.budget.remaining(started))
@@ -63,17 +64,17 @@ func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) (e *E
 	if e := tr.chargeTool(res.Usage); e != nil {
 		rec.Error = "not priced"
 		tr.record(step, rec)
-		return e, false
+		return e
 	}
 	if f := res.Fatal; f != nil {
-		// Not the model's to handle: it is not told, the turn ends.
-		rec.Error = runs.TruncateError(f.Error())
+		// Not the model's to handle: it is not told, the turn ends. The
+		// cause can quote a provider (E2B's error body): it goes to the
+		// log, and the run keeps fixed words for its kind.
+		e := fatalError(name, f)
+		rec.Error = e.Message
 		tr.record(step, rec)
-		kind := f.Kind
-		if kind == "" {
-			kind = runs.ErrToolError
-		}
-		return &Error{Kind: kind, Err: f, Message: runs.TruncateError(fmt.Sprintf("tool %s failed: %v", name, f.Err))}, f.Infrastructure
+		tr.log.Warn("tool call ended the turn", "step", step, "tool", name, "errorKind", e.Kind, "infrastructure", e.Infrastructure, "err", f.Err)
+		return e
 	}
 
 	var content string
@@ -98,7 +99,25 @@ func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) (e *E
 	}
 	tr.record(step, rec)
 	tr.reply(call.ID, content)
-	return nil, false
+	return nil
+}
+
+// fatalError is the turn's error for a tool failure that ends it, in
+// fixed words for its kind.
+func fatalError(name string, f *tools.FatalError) *Error {
+	kind := cmp.Or(f.Kind, runs.ErrToolError)
+	var what string
+	switch kind {
+	case runs.ErrSandbox:
+		what = "the code sandbox failed or was lost"
+	case runs.ErrTimeout:
+		what = "the turn ran out of time"
+	case runs.ErrInterrupted:
+		what = "the turn was interrupted"
+	default:
+		what = "it could not complete"
+	}
+	return &Error{Kind: kind, Err: f, Infrastructure: f.Infrastructure, Message: fmt.Sprintf("tool %s failed: %s", name, what)}
 }
 
 // refuse answers a call that was not run.

@@ -11,12 +11,18 @@ import (
 
 // Error is why a turn did not succeed: the run's errorKind and
 // errorMessage, and the cause for errors.Is. Message is stored on the run
-// and shown to the run's owner, so it never carries credentials or
-// internal detail beyond what the cause itself declares safe.
+// and shown to the run's owner: it is written here, in fixed words with at
+// most a status or a count, never an upstream's text (which goes to the
+// log, scrubbed).
 type Error struct {
 	Kind    runs.ErrorKind
 	Message string
 	Err     error
+	// Infrastructure marks a failure that is ours or a provider's (an
+	// outage, our configuration), not the user's input, the model's
+	// answer or a bound. Whether it refunds the turn is runs.RefundDue's
+	// decision, made once by the run's writer.
+	Infrastructure bool
 }
 
 // Error is the record's view (kind and message); the cause is reachable
@@ -38,35 +44,39 @@ const (
 	msgGuardrail   = "the model provider refused the request (guardrail or moderation)"
 	msgInterrupted = "the turn was interrupted before it finished"
 	msgInternal    = "the turn failed with an internal error"
+	msgModelFailed = "the model call failed"
 )
 
 func interrupted(cause error) *Error {
 	return &Error{Kind: runs.ErrInterrupted, Message: msgInterrupted, Err: cause}
 }
 
+// configError is our own misconfiguration (a missing price, a bad
+// setting): an infrastructure failure. Its words are ours.
 func configError(format string, a ...any) *Error {
 	err := fmt.Errorf(format, a...)
-	return &Error{Kind: runs.ErrConfig, Message: runs.TruncateError(err.Error()), Err: err}
+	return &Error{Kind: runs.ErrConfig, Message: runs.TruncateError(err.Error()), Err: err, Infrastructure: true}
 }
 
 // modelError maps a failed model call to the turn's error. turnCtx is the
 // caller's context and callCtx the call's, which also carries the turn's
-// wall-clock deadline. refund is true for an infrastructure failure before
-// any model output: a transport error or 5xx on the first call.
-func modelError(turnCtx, callCtx context.Context, err error, first bool, b budget) (e *Error, refund bool) {
+// wall-clock deadline. A transport failure, a timeout of the call or a
+// 5xx is the provider's outage: an infrastructure failure (refunded only
+// if no model call of the turn answered, runs.RefundDue).
+func modelError(turnCtx, callCtx context.Context, err error, b budget) *Error {
 	if turnCtx.Err() != nil {
-		return interrupted(context.Cause(turnCtx)), false
+		return interrupted(context.Cause(turnCtx))
 	}
 	if errors.Is(callCtx.Err(), context.DeadlineExceeded) {
-		return b.timeoutError(err), false
+		return b.timeoutError(err)
 	}
 	if errors.Is(err, llm.ErrGuardrail) {
-		return &Error{Kind: runs.ErrGuardrailBlocked, Message: msgGuardrail, Err: err}, false
+		return &Error{Kind: runs.ErrGuardrailBlocked, Message: msgGuardrail, Err: err}
 	}
 	var ce *llm.CallError
 	if errors.As(err, &ce) {
 		infra := errors.Is(ce.Kind, llm.ErrCall) && (ce.Status == 0 || ce.Status >= 500)
-		return &Error{Kind: runs.ErrLLM, Message: runs.TruncateError(ce.Error()), Err: err}, first && infra
+		return &Error{Kind: runs.ErrLLM, Message: runs.TruncateError(ce.Error()), Err: err, Infrastructure: infra}
 	}
-	return &Error{Kind: runs.ErrLLM, Message: runs.TruncateError("model call failed: " + err.Error()), Err: err}, false
+	return &Error{Kind: runs.ErrLLM, Message: msgModelFailed, Err: err}
 }

@@ -73,12 +73,12 @@ func TestModelErrors(t *testing.T) {
 		{
 			name:   "error outside the client's kinds",
 			script: []reply{fail(errors.New("weird"))},
-			kind:   runs.ErrLLM, msg: "model call failed: weird",
+			kind:   runs.ErrLLM, msg: msgModelFailed,
 		},
 		{
 			name:   "no response",
 			script: []reply{{}},
-			kind:   runs.ErrLLM, msg: "no response",
+			kind:   runs.ErrLLM, msg: msgModelFailed,
 		},
 		{
 			name:   "empty answer",
@@ -98,8 +98,8 @@ func TestModelErrors(t *testing.T) {
 			out := h.run(context.Background())
 			r := h.r()
 			wantEnd(t, r, runs.StatusFailed, c.kind)
-			if kindOf(t, out) != c.kind || out.Refund != c.refund {
-				t.Fatalf("outcome kind %q refund %v, want %q %v", kindOf(t, out), out.Refund, c.kind, c.refund)
+			if kindOf(t, out) != c.kind || h.refunded(out) != c.refund {
+				t.Fatalf("outcome kind %q refund %v, want %q %v", kindOf(t, out), h.refunded(out), c.kind, c.refund)
 			}
 			if !strings.Contains(r.ErrorMessage, c.msg) || len(r.ErrorMessage) > runs.MaxErrorMessage {
 				t.Fatalf("errorMessage (%d bytes) %q, want it to contain %q", len(r.ErrorMessage), r.ErrorMessage, c.msg)
@@ -132,7 +132,7 @@ func TestCancelledContextInterrupts(t *testing.T) {
 		h := newHarness(t)
 		out := h.run(ctx)
 		wantEnd(t, h.r(), runs.StatusInterrupted, runs.ErrInterrupted)
-		if h.model.calls != 0 || out.Refund || !errors.Is(out.Err, context.Canceled) {
+		if h.model.calls != 0 || h.refunded(out) || !errors.Is(out.Err, context.Canceled) {
 			t.Fatalf("model calls %d outcome %+v", h.model.calls, out)
 		}
 	})
@@ -148,7 +148,7 @@ func TestCancelledContextInterrupts(t *testing.T) {
 		}})
 		out := h.run(ctx)
 		wantEnd(t, h.r(), runs.StatusInterrupted, runs.ErrInterrupted)
-		if out.Refund {
+		if h.refunded(out) {
 			t.Fatal("interruption refunded")
 		}
 	})
@@ -227,7 +227,7 @@ func TestMisconfiguredLoop(t *testing.T) {
 			out := h.run(context.Background())
 			wantEnd(t, h.r(), runs.StatusFailed, runs.ErrConfig)
 			// Our fault, before any model output: the user keeps the turn.
-			if !out.Refund {
+			if !h.refunded(out) {
 				t.Fatal("config failure before any call not refunded")
 			}
 		})

@@ -32,4 +32,7 @@ func messageBytes(msgs []llm.Message) int64 {
 	return n
 }
 
-func estimateTokens(bytes int64) int64 { return (bytes + 3) / 4 }
+// EstimateTokens is the token count of bytes of text, rounded up: the
+// one estimator for what a provider has not counted (a call whose answer
+// never arrived, an engine that reported no usage).
+func EstimateTokens(bytes int64) int64 { return (bytes + 3) / 4 }

@@ -307,3 +307,7 @@ func kindOf(t *testing.T, out TurnResult) runs.ErrorKind {
 	}
 	return e.Kind
 }
+
+// refunded is what the run's writer decides for the outcome: the refund
+// rule, runs.RefundDue, on the loop's infrastructure verdict.
+func (h *harness) refunded(out TurnResult) bool { return h.r().RefundDue(out.Infrastructure) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/textcap"
 )
@@ -22,6 +23,17 @@ func answerFinish(reason string) bool {
 	return false
 }
 
+// knownFinish is a finish reason as the run may name it: one of the
+// values providers document, or "unknown" (the value itself is the
+// upstream's text, and only logged).
+func knownFinish(reason string) string {
+	switch reason {
+	case "stop", "length", "tool_calls", "content_filter", "insufficient_system_resource", "":
+		return reason
+	}
+	return llm.FinishUnknown
+}
+
 // answer ends the turn on a model answer without tool calls.
 //
 // A failed post does not fail the turn: the answer exists and was paid
@@ -31,7 +43,7 @@ func answerFinish(reason string) bool {
 // and a succeeded run has neither.
 func (tr *turn) answer(ctx context.Context, content, reason string) TurnResult {
 	if reason == "content_filter" {
-		return tr.finish(&Error{Kind: runs.ErrGuardrailBlocked, Message: msgGuardrail}, false)
+		return tr.finish(&Error{Kind: runs.ErrGuardrailBlocked, Message: msgGuardrail})
 	}
 	empty := strings.TrimSpace(content) == ""
 	switch {
@@ -39,17 +51,18 @@ func (tr *turn) answer(ctx context.Context, content, reason string) TurnResult {
 		// The model answered through a post tool and has nothing to add.
 	case empty:
 		return tr.finish(&Error{Kind: runs.ErrLLM, Message: fmt.Sprintf(
-			"the model returned an empty answer (finish reason %q)", reason)}, false)
+			"the model returned an empty answer (finish reason %q)", knownFinish(reason))})
 	case !answerFinish(reason):
+		tr.log.Warn("abnormal finish reason", "finishReason", textcap.Bytes(reason, 64))
 		return tr.finish(&Error{Kind: runs.ErrLLM, Message: fmt.Sprintf(
-			"the model's answer ended abnormally (finish reason %q)", textcap.Bytes(reason, 64))}, false)
+			"the model's answer ended abnormally (finish reason %q)", knownFinish(reason))})
 	}
 	tr.run.FinalMessage = content
 	var postErr error
 	if !tr.posted && !empty {
 		postErr = tr.post(ctx, content)
 	}
-	out := tr.finish(nil, false)
+	out := tr.finish(nil)
 	out.PostErr = postErr
 	return out
 }
@@ -72,7 +85,7 @@ func (tr *turn) post(ctx context.Context, content string) error {
 
 // finish puts the run in its final status; e nil means succeeded. Every
 // return of Run goes through here.
-func (tr *turn) finish(e *Error, refund bool) TurnResult {
+func (tr *turn) finish(e *Error) TurnResult {
 	r := tr.run
 	done := tr.now().UTC()
 	attrs := []any{"steps", len(r.Steps), "tokens", r.Tokens.Total, "costMicros", int64(r.CostMicros),
@@ -83,6 +96,6 @@ func (tr *turn) finish(e *Error, refund bool) TurnResult {
 		return TurnResult{}
 	}
 	r.End(e.status(), e.Kind, e.Message, done)
-	tr.log.Info("turn finished", append(attrs, "status", r.Status, "errorKind", e.Kind, "refund", refund)...)
-	return TurnResult{Refund: refund, Err: e}
+	tr.log.Info("turn finished", append(attrs, "status", r.Status, "errorKind", e.Kind, "infrastructure", e.Infrastructure)...)
+	return TurnResult{Infrastructure: e.Infrastructure, Err: e}
 }

@@ -91,10 +91,11 @@ func (c *Config) validate() error {
 
 // TurnInput is one turn to run.
 type TurnInput struct {
-	// Run is the turn's record, already running. The loop fills Steps,
-	// Tokens, Cost, CostMicros, FinalMessage, PostedToPod and, on return,
-	// Status, ErrorKind, ErrorMessage and CompletedAt. It does not set
-	// Refunded: the caller does, with the write that gives the turn back.
+	// Run is the turn's record, already running. The loop fills Model,
+	// Steps, Tokens, Cost, CostMicros, FinalMessage, PostedToPod and, on
+	// return, Status, ErrorKind, ErrorMessage and CompletedAt. It does not
+	// set Refunded: the run's writer does (runs.RefundDue), with the write
+	// that gives the turn back.
 	Run *runs.Run
 	// System is the system prompt; empty sends none.
 	System string
@@ -117,10 +118,11 @@ type TurnInput struct {
 
 // TurnResult is what the caller needs beyond the run itself.
 type TurnResult struct {
-	// Refund is true when the turn failed for an infrastructure reason
-	// before any model output, so it goes back to the user's daily
-	// ceiling.
-	Refund bool
+	// Infrastructure is true when the turn failed for an infrastructure
+	// reason (Error.Infrastructure). Whether that refunds the turn is
+	// decided by the run's writer with runs.RefundDue: only if no model
+	// call answered.
+	Infrastructure bool
 	// Err is why the turn did not succeed (an *Error), nil when it did.
 	Err error
 	// PostErr is set when the turn succeeded but its final answer could
@@ -143,13 +145,12 @@ func (l *Loop) Run(ctx context.Context, t TurnInput) (out TurnResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			tr.log.Error("turn panicked", "step", len(tr.run.Steps)-1, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			out = tr.finish(&Error{Kind: runs.ErrUnknown, Message: msgInternal, Err: fmt.Errorf("panic: %v", p)}, false)
+			out = tr.finish(&Error{Kind: runs.ErrUnknown, Message: msgInternal, Err: fmt.Errorf("panic: %v", p)})
 		}
 	}()
 	if err := l.cfg.validate(); err != nil {
-		// Our misconfiguration, found before any model call: the user
-		// keeps the turn.
-		return tr.finish(configError("agent: %v", err), true)
+		// Our misconfiguration: an infrastructure failure.
+		return tr.finish(configError("agent: %v", err))
 	}
 	return tr.loop(ctx)
 }
@@ -204,6 +205,7 @@ func (l *Loop) newTurn(t TurnInput) *turn {
 // loop alternates model calls and their tool calls until the model
 // answers without tools or a bound, failure or cancellation ends the turn.
 func (tr *turn) loop(ctx context.Context) TurnResult {
+	tr.run.Model = tr.model
 	tr.run.Cost.PriceVersion = tr.l.Pricer.Version()
 	tr.specs = tr.tools.Specs()
 	tr.specBytes = specBytes(tr.specs)
@@ -213,15 +215,15 @@ func (tr *turn) loop(ctx context.Context) TurnResult {
 	tr.messages = append(tr.messages, llm.Message{Role: llm.RoleUser, Content: tr.t.Message})
 
 	for {
-		if e, refund := tr.beforeModel(ctx); e != nil {
-			return tr.finish(e, refund)
+		if e := tr.beforeModel(ctx); e != nil {
+			return tr.finish(e)
 		}
 		if len(tr.run.Steps) > 0 {
 			tr.checkpoint(ctx)
 		}
-		resp, e, refund := tr.callModel(ctx)
+		resp, e := tr.callModel(ctx)
 		if e != nil {
-			return tr.finish(e, refund)
+			return tr.finish(e)
 		}
 		msg := resp.Message
 		if len(msg.ToolCalls) == 0 {
@@ -235,8 +237,8 @@ func (tr *turn) loop(ctx context.Context) TurnResult {
 		tr.messages = append(tr.messages, msg)
 		step := len(tr.run.Steps) - 1
 		for _, call := range msg.ToolCalls {
-			if e, refund := tr.dispatch(ctx, step, call); e != nil {
-				return tr.finish(e, refund)
+			if e := tr.dispatch(ctx, step, call); e != nil {
+				return tr.finish(e)
 			}
 		}
 	}

@@ -22,7 +22,7 @@ func TestFinalAnswerSucceedsAndIsPosted(t *testing.T) {
 
 	out := h.run(context.Background())
 
-	if out.Err != nil || out.Refund || out.PostErr != nil {
+	if out.Err != nil || h.refunded(out) || out.PostErr != nil {
 		t.Fatalf("outcome = %+v, want success", out)
 	}
 	r := h.r()
@@ -226,7 +226,7 @@ func TestPostFailureStillSucceeds(t *testing.T) {
 
 	r := h.r()
 	wantEnd(t, r, runs.StatusSucceeded, "")
-	if out.Err != nil || out.PostErr == nil || out.Refund {
+	if out.Err != nil || out.PostErr == nil || h.refunded(out) {
 		t.Fatalf("outcome = %+v", out)
 	}
 	if r.PostedToPod || r.FinalMessage != "42" || r.ErrorMessage != "" {

@@ -3,6 +3,7 @@ package agent
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,32 +12,39 @@ import (
 )
 
 // beforeModel is the gate before every model call: cancellation, then the
-// budget, then the money bound with the call's worst case. refund is set
-// for a pricing failure before the first call (our configuration).
-func (tr *turn) beforeModel(ctx context.Context) (e *Error, refund bool) {
+// budget, then the money bound with the call's worst case.
+func (tr *turn) beforeModel(ctx context.Context) *Error {
 	if ctx.Err() != nil {
-		return interrupted(context.Cause(ctx)), false
+		return interrupted(context.Cause(ctx))
 	}
 	s := spentBy(tr.run)
 	if e := tr.budget.beforeModel(tr.now(), s); e != nil {
-		return e, false
+		return e
 	}
-	prompt := estimateTokens(messageBytes(tr.messages) + tr.specBytes)
-	worst, err := tr.l.Pricer.WorstCase(tr.model, prompt, tr.maxOut)
+	worst, err := tr.l.Pricer.WorstCase(tr.model, tr.promptEstimate(), tr.maxOut)
 	if err != nil {
-		return configError("pricing the next call to %s: %v", tr.model, err), s.calls == 0
+		return configError("pricing the next call to %s: %v", tr.model, err)
 	}
-	return tr.budget.affordable(s, worst), false
+	return tr.budget.affordable(s, worst)
+}
+
+// promptEstimate is the next call's prompt in tokens, from everything the
+// request carries.
+func (tr *turn) promptEstimate() int64 {
+	return EstimateTokens(messageBytes(tr.messages) + tr.specBytes)
 }
 
 // callModel makes one model call under the turn's remaining wall time
 // and records it as a step, priced at the time the call was made. A
-// failed call that still returned a response (an abnormal 200 answer:
-// the client returns both) was billed, so it is recorded as well before
-// its error ends the turn.
-func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error, bool) {
+// failed call may still have been billed: one that returned a response
+// (an abnormal 200 answer: the client returns both) is recorded with its
+// usage, and one whose answer never arrived after the request was sent
+// (a timeout, a cut connection, a 5xx) with an estimate (estimatedStep),
+// before its error ends the turn.
+func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error) {
 	index := len(tr.run.Steps)
 	started := tr.now()
+	prompt := tr.promptEstimate()
 	callCtx, cancel := context.WithTimeout(ctx, tr.budget.remaining(started))
 	defer cancel()
 	resp, err := tr.l.Model.Complete(callCtx, llm.Request{
@@ -51,50 +59,74 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error, bool) {
 		err = fmt.Errorf("%w: no response", llm.ErrCall)
 	}
 	if err != nil {
-		e, refund := modelError(ctx, callCtx, err, index == 0, tr.budget)
-		attrs := []any{"step", index, "elapsedMs", elapsed, "errorKind", e.Kind, "refund", refund}
-		if resp != nil {
-			step, perr := tr.recordStep(index, started, elapsed, resp)
-			attrs = append(attrs, "finishReason", resp.FinishReason, "promptTokens", step.PromptTokens,
-				"completionTokens", step.CompletionTokens, "costMicros", int64(step.CostMicros))
-			if perr != nil {
-				// The call's own error ends the turn; its tokens are on
-				// the run, so it can be repriced.
-				tr.log.Error("pricing a failed model call", "step", index, "model", tr.model, "error", perr)
-			}
+		e := modelError(ctx, callCtx, err, tr.budget)
+		attrs := []any{"step", index, "elapsedMs", elapsed, "errorKind", e.Kind, "infrastructure", e.Infrastructure, "err", err}
+		var step runs.Step
+		var perr error
+		recorded := true
+		switch u, ok := billedUsage(err, prompt, tr.maxOut); {
+		case resp != nil:
+			step, perr = tr.recordStep(index, started, runs.Step{FinishReason: knownFinish(resp.FinishReason), CallID: resp.CallID, ElapsedMs: elapsed}, resp.Model, resp.Usage)
+			attrs = append(attrs, "finishReason", resp.FinishReason)
+		case ok:
+			step, perr = tr.recordStep(index, started, runs.Step{ElapsedMs: elapsed, Estimated: true}, "", u)
+		default:
+			recorded = false
+		}
+		if recorded {
+			attrs = append(attrs, "promptTokens", step.PromptTokens, "completionTokens", step.CompletionTokens,
+				"costMicros", int64(step.CostMicros), "estimated", step.Estimated)
+		}
+		if perr != nil {
+			// The call's own error ends the turn; its tokens are on the
+			// run, so it can be repriced.
+			tr.log.Error("pricing a failed model call", "step", index, "model", tr.model, "error", perr)
 		}
 		tr.log.Warn("model call failed", attrs...)
-		return nil, e, refund
+		return nil, e
 	}
 
-	step, perr := tr.recordStep(index, started, elapsed, resp)
+	step, perr := tr.recordStep(index, started, runs.Step{FinishReason: knownFinish(resp.FinishReason), CallID: resp.CallID, ElapsedMs: elapsed}, resp.Model, resp.Usage)
 	tr.log.Info("model call", "step", index, "elapsedMs", elapsed, "finishReason", resp.FinishReason,
 		"promptTokens", step.PromptTokens, "completionTokens", step.CompletionTokens,
 		"toolCalls", len(resp.Message.ToolCalls), "costMicros", int64(step.CostMicros))
 	if perr != nil {
 		// The tokens are on the run, so the call can be repriced; a turn
 		// is never recorded as free because its price was unknown.
-		return nil, configError("pricing call %d to %s: %v", index, tr.model, perr), false
+		return nil, configError("pricing call %d to %s: %v", index, tr.model, perr)
 	}
-	return resp, nil, false
+	return resp, nil
 }
 
-// recordStep records a billed model call as step index of the run: its
-// tokens on the step and the run's totals, and its price at started on
-// both. The step is recorded even when it cannot be priced; the pricing
-// error is returned.
-func (tr *turn) recordStep(index int, started time.Time, elapsed int64, resp *llm.Response) (runs.Step, error) {
-	u := resp.Usage
-	step := runs.Step{
-		Index:              index,
-		Model:              cmp.Or(resp.Model, tr.model),
-		CallID:             resp.CallID,
-		PromptTokens:       u.PromptTokens,
-		CachedPromptTokens: u.CachedPromptTokens,
-		CompletionTokens:   u.CompletionTokens,
-		FinishReason:       resp.FinishReason,
-		ElapsedMs:          elapsed,
+// billedUsage is what a failed call without a response may have been
+// billed for, and whether it may have been billed at all: not when the
+// client knows the request never left or was refused before generation
+// (llm.CallError.Billed false). The prompt is the estimate of what was
+// sent, all of it uncached. The output is assumed to be none when the
+// proxy answered with an error status (it returned no generation), and
+// the whole output cap when no answer arrived at all (a timeout, a cut
+// connection, an unreadable body): the model may have generated to the
+// cap, and a turn is never priced below what it may have cost.
+func billedUsage(err error, prompt, maxOut int64) (llm.Usage, bool) {
+	var ce *llm.CallError
+	if errors.As(err, &ce) && !ce.Billed {
+		return llm.Usage{}, false
 	}
+	u := llm.Usage{PromptTokens: prompt, CompletionTokens: maxOut}
+	if ce != nil && ce.Status != 0 && (ce.Status < 200 || ce.Status > 299) {
+		u.CompletionTokens = 0
+	}
+	return u, true
+}
+
+// recordStep records a model call as step index of the run: step's
+// call fields, the usage's tokens on the step and the run's totals, and
+// its price at started on both. The step is recorded even when it cannot
+// be priced; the pricing error is returned.
+func (tr *turn) recordStep(index int, started time.Time, step runs.Step, model string, u llm.Usage) (runs.Step, error) {
+	step.Index = index
+	step.Model = cmp.Or(model, tr.model)
+	step.PromptTokens, step.CachedPromptTokens, step.CompletionTokens = u.PromptTokens, u.CachedPromptTokens, u.CompletionTokens
 	tr.run.Tokens.Add(u.PromptTokens, u.CachedPromptTokens, u.CompletionTokens)
 	// Priced under the configured name: the proxy may report the
 	// upstream model's own name, which the price table does not key.

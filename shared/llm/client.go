@@ -12,14 +12,16 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/commonly/runtime/shared/httpwire"
+	"github.com/commonly/runtime/shared/textcap"
 )
 
 // Client calls an OpenAI-compatible chat-completions endpoint.
 type Client struct {
 	chat    openai.ChatCompletionService
 	timeout time.Duration
-	// apiKey is kept only to scrub it from error text.
-	apiKey string
+	// scrubber removes the API key, and every piece of it, from what the
+	// proxy says.
+	scrubber *textcap.Scrubber
 }
 
 // New builds a Client. It reads nothing from the environment: the SDK's
@@ -54,9 +56,9 @@ func New(cfg Config) (*Client, error) {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	return &Client{
-		chat:    openai.NewChatCompletionService(opts...),
-		timeout: timeout,
-		apiKey:  cfg.APIKey,
+		chat:     openai.NewChatCompletionService(opts...),
+		timeout:  timeout,
+		scrubber: textcap.NewScrubber(cfg.APIKey),
 	}, nil
 }
 
@@ -70,7 +72,7 @@ func New(cfg Config) (*Client, error) {
 func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 	params, err := chatParams(req)
 	if err != nil {
-		return nil, &CallError{Kind: ErrCall, Message: c.scrub(err.Error())}
+		return nil, &CallError{Kind: ErrCall, Message: "the request could not be encoded", Detail: c.scrub(err.Error())}
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()

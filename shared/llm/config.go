@@ -1,11 +1,10 @@
 package llm
 
 import (
-	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/commonly/runtime/shared/httpwire"
 )
 
 // DefaultTimeout bounds one call when Config.Timeout is zero (LLM_TIMEOUT).
@@ -31,20 +30,5 @@ const maxTimeout = 15 * time.Minute
 // ParseTimeout reads LLM_TIMEOUT: a Go duration ("30s") or whole seconds
 // ("30"); empty means DefaultTimeout.
 func ParseTimeout(v string) (time.Duration, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return DefaultTimeout, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		secs, nerr := strconv.Atoi(v)
-		if nerr != nil {
-			return 0, fmt.Errorf("llm: LLM_TIMEOUT %q is neither a duration nor seconds", v)
-		}
-		d = time.Duration(secs) * time.Second
-	}
-	if d <= 0 || d > maxTimeout {
-		return 0, fmt.Errorf("llm: LLM_TIMEOUT %s is outside (0, %s]", d, maxTimeout)
-	}
-	return d, nil
+	return httpwire.ParseTimeout("LLM_TIMEOUT", v, DefaultTimeout, maxTimeout)
 }

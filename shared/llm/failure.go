@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/commonly/runtime/shared/textcap"
 )
@@ -33,13 +34,11 @@ func (c *Client) failure(parent, callCtx context.Context, httpResp *http.Respons
 		// A 2xx whose body could not be decoded. The decoder's text is not
 		// kept: it may quote the body.
 		return &CallError{Kind: ErrCall, Status: httpResp.StatusCode, Message: "malformed response body", Billed: true}
+	case isDialError(err):
+		// Only a failed dial proves the request never left.
+		return &CallError{Kind: ErrCall, Message: "the model proxy could not be reached", Detail: c.scrub(err.Error())}
 	default:
-		return &CallError{
-			Kind:    ErrCall,
-			Message: c.scrub("transport error: " + err.Error()),
-			// Only a failed dial proves the request never left.
-			Billed: !isDialError(err),
-		}
+		return &CallError{Kind: ErrCall, Message: "the connection to the model proxy failed", Detail: c.scrub(err.Error()), Billed: true}
 	}
 }
 
@@ -54,21 +53,36 @@ func (c *Client) statusFailure(status int, body []byte) *CallError {
 		// Fixed text: LiteLLM quotes part of the presented key here.
 		return &CallError{Kind: ErrCall, Status: status, Message: "the model proxy rejected the credentials"}
 	}
-	// Scrub before clipping, so a clip cannot leave half a key behind.
-	msg := "model proxy error"
+	// The body's words are the upstream's: the log's, scrubbed before
+	// they are clipped, so a clip cannot leave half a key behind.
+	var detail []string
 	if e.Type != "" {
-		msg += " (" + textcap.Bytes(c.scrub(e.Type), 64) + ")"
+		detail = append(detail, "type "+textcap.Bytes(c.scrub(e.Type), 64))
 	}
 	if e.Message != "" {
-		msg += ": " + textcap.Bytes(c.scrub(e.Message), 600)
+		detail = append(detail, textcap.Bytes(c.scrub(e.Message), 600))
 	}
 	return &CallError{
 		Kind:    ErrCall,
 		Status:  status,
-		Message: msg,
+		Message: statusWords(status),
+		Detail:  strings.Join(detail, ": "),
 		// 4xx other than a timeout are rejections before generation.
 		Billed: status >= 500 || status == http.StatusRequestTimeout,
 	}
+}
+
+// statusWords says what an error status of the proxy means, in our words.
+func statusWords(status int) string {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return "the model proxy is rate limiting"
+	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
+		return "the model proxy timed out"
+	case status >= 500:
+		return "the model proxy or its provider failed"
+	}
+	return "the model proxy rejected the request"
 }
 
 func isDialError(err error) bool {

@@ -17,7 +17,12 @@ import (
 func noSecret(t *testing.T, err error) {
 	t.Helper()
 	s := err.Error()
-	for _, bad := range []string{testKey, "Bearer", "9f8e7d6c5b4a"} {
+	var ce *llm.CallError
+	if errors.As(err, &ce) {
+		s += " " + ce.Detail
+	}
+	// The key, a 10-character piece of it, and a bearer credential.
+	for _, bad := range []string{testKey, testKey[:10], testKey[len(testKey)-10:], "Bearer", "9f8e7d6c5b4a"} {
 		if strings.Contains(s, bad) {
 			t.Errorf("error text %q contains %q", s, bad)
 		}
@@ -85,8 +90,9 @@ func TestFailedCallsAreNotRetried(t *testing.T) {
 			if ce.Status != tc.wantStatus || ce.Billed != tc.wantBilled {
 				t.Errorf("status %d billed %v, want %d %v", ce.Status, ce.Billed, tc.wantStatus, tc.wantBilled)
 			}
-			if !strings.Contains(ce.Message, tc.wantText) {
-				t.Errorf("message %q lacks the proxy's %q", ce.Message, tc.wantText)
+			// The proxy's words are the log's (Detail), never the run's.
+			if !strings.Contains(ce.Detail, tc.wantText) || strings.Contains(ce.Message, tc.wantText) {
+				t.Errorf("message %q, detail %q: the proxy's %q belongs in the detail only", ce.Message, ce.Detail, tc.wantText)
 			}
 			if fake.Count() != 1 {
 				t.Errorf("requests = %d, want 1: the SDK retried", fake.Count())
@@ -177,6 +183,8 @@ func TestAPIKeyNeverInErrors(t *testing.T) {
 			Message: strings.Repeat("x", 590) + testKey + strings.Repeat("y", 3000)}}},
 		{"429", llmtest.RateLimited()},
 		{"guardrail", llmtest.Guardrail(testKey)},
+		{"500 quoting a prefix and a suffix of the key", llmtest.Step{Error: &llmtest.ErrorReply{Status: 500,
+			Message: "key " + testKey[:10] + "… ends …" + testKey[len(testKey)-10:], Type: testKey[:12]}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

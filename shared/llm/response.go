@@ -25,6 +25,10 @@ const (
 	finishNoCapacity    = "insufficient_system_resource"
 )
 
+// FinishUnknown stands for a finish reason the client does not know,
+// whose value is the upstream's text and is only logged.
+const FinishUnknown = "unknown"
+
 // decode turns a 200 answer into a Response, or a CallError when it is
 // not a usable answer.
 func (c *Client) decode(cc *openai.ChatCompletion, httpResp *http.Response) (*Response, error) {
@@ -35,7 +39,7 @@ func (c *Client) decode(cc *openai.ChatCompletion, httpResp *http.Response) (*Re
 		callID = httpResp.Header.Get(CallIDHeader)
 	}
 	fail := func(kind error, format string, a ...any) *CallError {
-		return &CallError{Kind: kind, Status: status, Message: c.scrub(fmt.Sprintf(format, a...)), Billed: true}
+		return &CallError{Kind: kind, Status: status, Message: fmt.Sprintf(format, a...), Billed: true}
 	}
 	if cc == nil {
 		return nil, fail(ErrCall, "empty response body")
@@ -76,7 +80,12 @@ func (c *Client) decode(cc *openai.ChatCompletion, httpResp *http.Response) (*Re
 	case finishNoCapacity:
 		return resp, fail(ErrCall, "answer cut for lack of provider capacity (finish_reason %s)", finishNoCapacity)
 	default:
-		return resp, fail(ErrCall, "abnormal finish_reason %q", textcap.Bytes(choice.FinishReason, 64))
+		// Not one we know: the value is the upstream's, for the log; the
+		// response (and the step recorded from it) says only "unknown".
+		e := fail(ErrCall, "abnormal finish_reason")
+		e.Detail = "finish_reason " + textcap.Bytes(c.scrub(choice.FinishReason), 64)
+		resp.FinishReason = FinishUnknown
+		return resp, e
 	}
 	if len(resp.Message.ToolCalls) == 0 && strings.TrimSpace(resp.Message.Content) == "" {
 		if choice.Message.Refusal != "" {

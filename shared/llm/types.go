@@ -5,6 +5,7 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 )
 
 // Roles of chat messages.
@@ -83,13 +84,17 @@ var (
 	ErrCall = errors.New("llm: call failed")
 )
 
-// CallError carries detail for an ErrCall or ErrGuardrail. Message is safe
-// to store on the run (bounded, no credentials); it is never sent to
-// clients of the API beyond the run's errorMessage.
+// CallError carries detail for an ErrCall or ErrGuardrail. Message is
+// this package's fixed words (with at most a status or a known finish
+// reason), safe for the run record its owner reads; Detail is what the
+// upstream said (an error body's message and type, a transport error),
+// scrubbed of the client's key, for the log only (LogValue), where the
+// function's log scrubs every configured secret again.
 type CallError struct {
 	Kind    error // ErrGuardrail or ErrCall
 	Status  int   // HTTP status, 0 for transport errors
 	Message string
+	Detail  string
 	// Billed is true when the call may have been billed (the request was
 	// sent and the connection did not fail before it), so it must not be
 	// retried automatically.
@@ -104,3 +109,15 @@ func (e *CallError) Error() string {
 }
 
 func (e *CallError) Unwrap() error { return e.Kind }
+
+// LogValue puts the upstream's detail beside the fixed words in logs.
+func (e *CallError) LogValue() slog.Value {
+	attrs := []slog.Attr{slog.String("msg", e.Error())}
+	if e.Detail != "" {
+		attrs = append(attrs, slog.String("detail", e.Detail))
+	}
+	if e.Billed {
+		attrs = append(attrs, slog.Bool("billed", true))
+	}
+	return slog.GroupValue(attrs...)
+}

@@ -59,7 +59,15 @@ type Run struct {
 	AgentName  string `json:"agentName" dynamodbav:"agentName"`
 	InstanceID string `json:"instanceId" dynamodbav:"instanceId"`
 	Engine     string `json:"engine" dynamodbav:"engine"`
-	Trigger    string `json:"trigger,omitempty" dynamodbav:"trigger,omitempty"`
+	// Model is the model that served the turn, as it is priced (a live
+	// model's name, or offline-demo for the offline model); empty until an
+	// engine runs it.
+	Model string `json:"model,omitempty" dynamodbav:"model,omitempty"`
+	// Sandbox is the code sandbox the turn's code ran or would have run
+	// in: e2b, or local (the bubblewrap sandbox); empty for an engine
+	// that runs code elsewhere.
+	Sandbox string `json:"sandbox,omitempty" dynamodbav:"sandbox,omitempty"`
+	Trigger string `json:"trigger,omitempty" dynamodbav:"trigger,omitempty"`
 	// Message is the user's input for the turn; the worker reads it back
 	// when the turn is dispatched asynchronously.
 	Message string `json:"message" dynamodbav:"message"`
@@ -87,8 +95,8 @@ type Run struct {
 	// the turn went on without them.
 	UnavailableTools []string `json:"unavailableTools,omitempty" dynamodbav:"unavailableTools,omitempty"`
 	// Refunded is true when the turn was given back to the user's daily
-	// ceiling because it failed for an infrastructure reason before any
-	// model output.
+	// ceiling: it failed for an infrastructure reason before any model
+	// call answered (RefundDue).
 	Refunded bool `json:"refunded,omitempty" dynamodbav:"refunded,omitempty"`
 
 	IdempotencyKey string `json:"-" dynamodbav:"idempotencyKey,omitempty"`

@@ -4,7 +4,6 @@
 package textcap
 
 import (
-	"strings"
 	"unicode/utf8"
 )
 
@@ -47,15 +46,6 @@ func Tail(s string, max int) (string, bool) {
 		skip--
 	}
 	return "…", true
-}
-
-// Scrub removes a secret from text an upstream sent back: a service (or
-// someone's message) could echo it, and the model must never see it.
-func Scrub(s, secret string) string {
-	if secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, secret, Redacted)
 }
 
 // Len counts characters as the bounds see them.

@@ -25,6 +25,9 @@ var (
 	ErrNotClaimable         = errors.New("run is not queued")
 	// ErrAlreadyFinal: a write meant for a live run found it final already.
 	ErrAlreadyFinal = errors.New("run already final")
+	// ErrFinalWrite: a turn ran but its final write failed; the outcome is
+	// kept for a retried dispatch of the run (Worker.Execute).
+	ErrFinalWrite = errors.New("final write failed")
 )
 
 // InvalidError names the field at fault.

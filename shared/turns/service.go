@@ -247,6 +247,13 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 	s.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine}, metrics.Metric{Name: "TurnsAdmitted", Unit: metrics.Count, Value: 1})
 	s.log.InfoContext(ctx, "turn admitted", "runId", run.RunID, "userId", run.UserID, "installId", run.InstallID, "engine", run.Engine)
 	latest, err := s.dispatch.Dispatch(ctx, run)
+	if errors.Is(err, ErrFinalWrite) {
+		// Inline dispatch: the turn ran, but its final write failed. The
+		// run stays running for whoever closes abandoned runs; it is not
+		// an undispatched turn to close and refund.
+		s.log.ErrorContext(ctx, "the turn ran but its final write failed", "runId", run.RunID, "err", err)
+		return nil, fmt.Errorf("dispatch %s: %w: %w", run.RunID, ErrUnavailable, err)
+	}
 	if err != nil {
 		// The turn never started: close the run and give the turn back.
 		s.log.ErrorContext(ctx, "dispatch failed", "runId", run.RunID, "err", err)
@@ -297,13 +304,14 @@ func (s *Service) readPlan(ctx context.Context, userID string) (Plan, error) {
 	return p, nil
 }
 
-// failUnstarted finalises a run that never reached an engine, refunding it.
+// failUnstarted finalises a run that never reached an engine: an
+// infrastructure failure, refunded by the rule (nothing answered yet).
 func (s *Service) failUnstarted(ctx context.Context, run *runs.Run, kind runs.ErrorKind, msg string) {
 	ctx, cancel := finalContext(ctx)
 	defer cancel()
 	run.End(runs.StatusFailed, kind, msg, s.now())
-	run.Refunded = true
-	if err := s.store.FinishRun(ctx, run, true); err != nil {
+	run.Refunded = run.RefundDue(true)
+	if err := s.store.FinishRun(ctx, run, run.Refunded); err != nil {
 		s.log.ErrorContext(ctx, "could not finalise undispatched run", "runId", run.RunID, "err", err)
 	}
 }

@@ -27,9 +27,12 @@ type EngineTurn struct {
 
 // EngineResult is what the worker needs back from an engine beyond the run.
 type EngineResult struct {
-	// Refund gives the turn back to the user's daily ceiling: it failed
-	// for an infrastructure reason before any useful output.
-	Refund bool
+	// Infrastructure says the turn failed for an infrastructure reason,
+	// ours or a provider's (an outage, our configuration), not the
+	// user's input, the model's answer or a bound. The engine says what
+	// failed; whether the turn is refunded is decided once, by the
+	// worker, with runs.RefundDue (only if no model call answered).
+	Infrastructure bool
 }
 
 // WorkerConfig configures a Worker. Zero values are the documented
@@ -70,6 +73,9 @@ type Worker struct {
 	installs *InstallCache
 	now      func() time.Time
 	log      *slog.Logger
+	// unwritten holds the final runs this container computed but could
+	// not write (pending.go), for a retried dispatch of the same run.
+	unwritten boundedMap[pendingFinal]
 }
 
 // NewWorker checks cfg and fills its defaults.
@@ -104,27 +110,35 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 }
 
 // Execute claims the run and runs it. A run that is not queued any more
-// (a retried dispatch) is not run again. It returns the run's latest state.
+// (a retried dispatch) is not run again; if this container ran it and
+// could not write its final state, that state is written now. It returns
+// the run's latest state, and an error wrapping ErrFinalWrite when the
+// turn ran but its final write failed (the dispatch must fail, so that
+// Lambda retries it).
 func (w *Worker) Execute(ctx context.Context, runID string) (*runs.Run, error) {
+	if p, ok := w.unwritten.get(runID); ok {
+		return w.writeUnwritten(ctx, runID, p)
+	}
 	run, err := w.store.ClaimRun(ctx, runID, w.now().UTC())
 	if errors.Is(err, ErrNotClaimable) {
 		w.log.InfoContext(ctx, "run already claimed", "runId", runID)
 		if run != nil && w.stale(run) {
-			w.finish(ctx, run, runs.StatusInterrupted, runs.ErrInterrupted, "the turn's worker stopped before the turn ended", true)
+			run.End(runs.StatusInterrupted, runs.ErrInterrupted, "the turn's worker stopped before the turn ended", w.now())
+			_ = w.write(ctx, run, run.RefundDue(true))
 		}
 		return run, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("claim run %s: %w", runID, err)
 	}
-	return w.run(ctx, run), nil
+	return w.run(ctx, run)
 }
 
 func (w *Worker) stale(r *runs.Run) bool {
 	return r.Status == runs.StatusRunning && r.StartedAt != nil && w.now().Sub(*r.StartedAt) > w.cfg.StaleAfter
 }
 
-func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run) {
+func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run, err error) {
 	log := w.log.With("runId", run.RunID, "userId", run.UserID, "engine", run.Engine)
 	outcome := EngineResult{}
 	defer func() {
@@ -141,21 +155,20 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run) {
 				run.End(runs.StatusFailed, runs.ErrUnknown, "the turn ended without a result", w.now())
 			}
 		}
-		w.write(ctx, run, outcome.Refund)
-		final = run
+		final, err = run, w.finalWrite(ctx, run, run.RefundDue(outcome.Infrastructure))
 	}()
 
 	inst, err := w.installs.get(ctx, run.InstallID)
 	if err != nil {
 		log.ErrorContext(ctx, "install unavailable", "err", err)
 		run.End(runs.StatusFailed, runs.ErrConfig, "the install could not be read", w.now())
-		outcome.Refund = true
+		outcome.Infrastructure = true
 		return
 	}
 	engine, ok := w.engines[EngineName(run.Engine)]
 	if !ok {
 		run.End(runs.StatusFailed, runs.ErrConfig, fmt.Sprintf("engine %q is not configured in this deployment", run.Engine), w.now())
-		outcome.Refund = true
+		outcome.Infrastructure = true
 		return
 	}
 	outcome = engine.Run(ctx, EngineTurn{Install: inst, Run: run, Checkpoint: w.store.CheckpointRun})
@@ -163,20 +176,18 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run) {
 	return
 }
 
-func (w *Worker) finish(ctx context.Context, run *runs.Run, st runs.Status, kind runs.ErrorKind, msg string, refund bool) {
-	run.End(st, kind, msg, w.now())
-	w.write(ctx, run, refund)
-}
-
-func (w *Worker) write(ctx context.Context, run *runs.Run, refund bool) {
+// write is the final write of a run (FinishRun, conditional on the run
+// being open), with its metrics once it is written.
+func (w *Worker) write(ctx context.Context, run *runs.Run, refund bool) error {
 	ctx, cancel := finalContext(ctx)
 	defer cancel()
 	run.Refunded = refund
 	if err := w.store.FinishRun(ctx, run, refund); err != nil {
 		w.log.ErrorContext(ctx, "could not write final run", "runId", run.RunID, "err", err)
-		return
+		return err
 	}
 	w.emit(run, refund)
+	return nil
 }
 
 // emit records a finished turn. Dimensions are the engine and the status

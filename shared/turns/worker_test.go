@@ -109,7 +109,7 @@ func TestEveryPathEndsFinal(t *testing.T) {
 		{"infrastructure failure", func(context.CancelFunc) func(turns.EngineTurn) turns.EngineResult {
 			return func(t turns.EngineTurn) turns.EngineResult {
 				t.Run.End(runs.StatusFailed, runs.ErrSandbox, "sandbox lost", *t.Run.StartedAt)
-				return turns.EngineResult{Refund: true}
+				return turns.EngineResult{Infrastructure: true}
 			}
 		}, false, runs.StatusFailed, runs.ErrSandbox, true},
 		{"engine not configured", nil, true, runs.StatusFailed, runs.ErrConfig, true},

@@ -38,6 +38,8 @@ func Config(llmBaseURL string, extra map[string]string) (app.Config, error) {
 	env := map[string]string{
 		"STATE_TABLE": Tables.State, "RUNS_TABLE": Tables.Runs, "TURN_DISPATCH": app.DispatchInline,
 		"LLM_BASE_URL": llmBaseURL, "LLM_API_KEY": APIKey, "LLM_MODEL": Model,
+		// No code runs in the benchmark; the sandbox must still be named.
+		"SANDBOX":          app.SandboxLocal,
 		"PLAN_TURN_LIMITS": "free=100000000,pro=100000000",
 	}
 	for k, v := range extra {

@@ -78,6 +78,8 @@ func newStackWith(t *testing.T, extra map[string]string, steps ...llmtest.Step) 
 		"LLM_BASE_URL": llmSrv.URL, "LLM_API_KEY": llmKey, "LLM_MODEL": "deepseek-v4-flash",
 		"BROKER_URL": s.broker.URL, "BROKER_TOKEN": s.broker.ServiceToken, "COMMONLY_API_URL": s.pod.URL,
 		"SEARCH_PROVIDER": "exa", "SEARCH_API_KEY": searchKey, "SEARCH_API_URL": s.search.URL,
+		// The local sandbox, by name; e2bEnv switches to the E2B fake.
+		"SANDBOX": "local",
 	}
 	for k, v := range extra {
 		env[k] = v

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/shared/agent"
+	"github.com/commonly/runtime/shared/engine/durableobject"
 	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/money"
@@ -26,19 +27,23 @@ const (
 	DispatchInline = "inline"
 )
 
-// Model modes (Config.LLMMode).
+// Model modes (Config.LLMMode, LLM_MODE).
 const (
-	// LLMLive calls LiteLLM at LLM_BASE_URL.
+	// LLMLive calls LiteLLM at LLM_BASE_URL: the default, so that a
+	// deployment without LLM_BASE_URL refuses to start.
 	LLMLive = "live"
-	// LLMOffline answers with the in-process offline model.
+	// LLMOffline answers with the in-process offline model: only when
+	// asked for by name (the local stack, tests).
 	LLMOffline = "offline"
 )
 
-// Sandboxes (Config.Sandbox).
+// Sandboxes (Config.Sandbox, SANDBOX).
 const (
-	// SandboxE2B runs code in E2B microVMs.
+	// SandboxE2B runs code in E2B microVMs: the default, so that a
+	// deployment without E2B_API_KEY refuses to start.
 	SandboxE2B = "e2b"
-	// SandboxLocal runs code in the local bubblewrap sandbox.
+	// SandboxLocal runs code in the local bubblewrap sandbox: only when
+	// asked for by name.
 	SandboxLocal = "local"
 )
 
@@ -53,8 +58,10 @@ type Config struct {
 
 	DORuntimeURL   string
 	DORuntimeToken string
+	// DORuntimeTimeout bounds one forwarded turn (DO_RUNTIME_TIMEOUT).
+	DORuntimeTimeout time.Duration
 
-	LLMBaseURL string // empty: the offline model
+	LLMBaseURL string // required in live mode
 	LLMAPIKey  string
 	LLMModel   string
 	LLMTimeout time.Duration
@@ -78,13 +85,15 @@ type Config struct {
 	E2BSandboxURL string
 	E2BTemplate   string
 
-	// What this deployment runs, each decided here once (features) from
-	// the variables above; the wiring reads these and nothing else to
-	// turn a part on.
+	// What this deployment runs, each decided here once from the
+	// variables above; the wiring reads these and nothing else to turn a
+	// part on.
 	//
-	// LLMMode is LLMLive with LLM_BASE_URL, else LLMOffline.
+	// LLMMode is LLM_MODE: LLMLive (the default; LLM_BASE_URL required)
+	// or LLMOffline, only when named.
 	LLMMode string
-	// Sandbox is SandboxE2B with E2B_API_KEY, else SandboxLocal.
+	// Sandbox is SANDBOX: SandboxE2B (the default; E2B_API_KEY required)
+	// or SandboxLocal, only when named.
 	Sandbox string
 	// PodTools (the Commonly backend's tools, and final answers posted to
 	// the pod) need COMMONLY_API_URL and BROKER_URL.
@@ -97,16 +106,9 @@ type Config struct {
 	Fallback bool
 }
 
-// features decides what the deployment runs from what is configured.
+// features decides the optional parts from what is configured. The
+// model and the sandbox are not among them: they are named (modes).
 func (c *Config) features() {
-	c.LLMMode = LLMOffline
-	if c.LLMBaseURL != "" {
-		c.LLMMode = LLMLive
-	}
-	c.Sandbox = SandboxLocal
-	if c.E2BAPIKey != "" {
-		c.Sandbox = SandboxE2B
-	}
 	c.PodTools = c.CommonlyAPIURL != "" && c.BrokerURL != ""
 	c.WebSearch = c.SearchAPIKey != ""
 	c.GitHub = c.BrokerURL != ""
@@ -130,6 +132,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		FunctionName:   get("AWS_LAMBDA_FUNCTION_NAME", ""),
 		DORuntimeURL:   get("DO_RUNTIME_URL", ""),
 		DORuntimeToken: get("DO_RUNTIME_TOKEN", ""),
+		LLMMode:        get("LLM_MODE", LLMLive),
+		Sandbox:        get("SANDBOX", SandboxE2B),
 		LLMBaseURL:     get("LLM_BASE_URL", ""),
 		LLMAPIKey:      get("LLM_API_KEY", ""),
 		LLMModel:       get("LLM_MODEL", "deepseek-v4-flash"),
@@ -183,8 +187,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("DAILY_SPEND_CAP_USD: %q is not a positive amount of dollars (at most six decimals); unset it for no cap", capUSD))
 		}
 	}
-	if c.LLMBaseURL != "" && c.LLMAPIKey == "" {
-		errs = append(errs, errors.New("LLM_BASE_URL is set but LLM_API_KEY is not"))
+	errs = append(errs, c.modes()...)
+	if c.DORuntimeTimeout, err = durableobject.ParseTimeout(get("DO_RUNTIME_TIMEOUT", "")); err != nil {
+		errs = append(errs, err)
 	}
 	// In a fixed order, so that the joined message is the same every start.
 	for _, u := range []struct{ name, value string }{
@@ -209,4 +214,48 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	c.features()
 	return c, errors.Join(errs...)
+}
+
+// modes checks the model and the sandbox the deployment named. The
+// offline model and the local sandbox are demos: they run only when
+// named, so that a deployment missing LLM_BASE_URL or E2B_API_KEY (the
+// resolved value: in AWS the key comes through its secret) refuses to
+// start rather than serve them. A mode named beside the other mode's
+// settings is refused too: one of the two was meant, and guessing which
+// is how a deployment ends up on the wrong one.
+func (c *Config) modes() []error {
+	errs := []error{
+		named("LLM_MODE", c.LLMMode, LLMLive, LLMOffline, "LLM_BASE_URL", c.LLMBaseURL != "", "the offline demo model"),
+		named("SANDBOX", c.Sandbox, SandboxE2B, SandboxLocal, "E2B_API_KEY", c.E2BAPIKey != "", "the local bubblewrap sandbox"),
+	}
+	if c.LLMMode == LLMLive && c.LLMBaseURL != "" && c.LLMAPIKey == "" {
+		errs = append(errs, errors.New("LLM_BASE_URL is set but LLM_API_KEY is not"))
+	}
+	return errs
+}
+
+// named checks one mode variable: its real mode needs the setting need,
+// and its demo mode, named for what it is, needs it unset.
+func named(variable, mode, real, demo, need string, set bool, what string) error {
+	switch {
+	case mode == real && !set:
+		return fmt.Errorf("%s is required (%s is %s; set %s=%s for %s)", need, variable, real, variable, demo, what)
+	case mode == demo && set:
+		return fmt.Errorf("%s=%s but %s is set: unset one of them", variable, demo, need)
+	case mode != real && mode != demo:
+		return fmt.Errorf("%s: %q is not %s or %s", variable, mode, real, demo)
+	}
+	return nil
+}
+
+// Secrets are the configured credentials (the resolved values: in AWS
+// each comes through its secret), which no log line may hold.
+func (c Config) Secrets() []string {
+	var out []string
+	for _, s := range []string{c.LLMAPIKey, c.E2BAPIKey, c.SearchAPIKey, c.DORuntimeToken, c.BrokerToken} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

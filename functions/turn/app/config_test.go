@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commonly/runtime/shared/engine/durableobject"
 	"github.com/commonly/runtime/shared/turns"
 )
 
 func TestLoadConfig(t *testing.T) {
-	base := map[string]string{"STATE_TABLE": "s", "RUNS_TABLE": "r", "AWS_LAMBDA_FUNCTION_NAME": "turn"}
+	base := map[string]string{"STATE_TABLE": "s", "RUNS_TABLE": "r", "AWS_LAMBDA_FUNCTION_NAME": "turn", "LLM_MODE": "offline", "SANDBOX": "local"}
 	with := func(kv ...string) func(string) string {
 		m := map[string]string{}
 		for k, v := range base {
@@ -25,7 +26,8 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Dispatch != DispatchLambda || cfg.DefaultEngine != turns.Native || cfg.TurnMaxUSD != 250_000 ||
-		cfg.LLMModel != "deepseek-v4-flash" || cfg.LLMTimeout != 45*time.Second || cfg.InstallCacheTTL != 30*time.Second || cfg.Limits.For("pro") != 200 {
+		cfg.LLMModel != "deepseek-v4-flash" || cfg.LLMTimeout != 45*time.Second || cfg.InstallCacheTTL != 30*time.Second || cfg.Limits.For("pro") != 200 ||
+		cfg.DORuntimeTimeout != durableobject.DefaultTimeout {
 		t.Errorf("defaults: %+v", cfg)
 	}
 	if cfg.SpendCap != 0 {
@@ -48,7 +50,8 @@ func TestLoadConfig(t *testing.T) {
 		{[]string{"DAILY_SPEND_CAP_USD", "two"}, "DAILY_SPEND_CAP_USD"},
 		{[]string{"DAILY_SPEND_CAP_USD", "0.0000001"}, "DAILY_SPEND_CAP_USD"},
 		{[]string{"LLM_TIMEOUT", "soon"}, "LLM_TIMEOUT"},
-		{[]string{"LLM_BASE_URL", "https://litellm.internal"}, "LLM_API_KEY"},
+		{[]string{"LLM_MODE", "live", "LLM_BASE_URL", "https://litellm.internal"}, "LLM_API_KEY"},
+		{[]string{"DO_RUNTIME_TIMEOUT", "10m"}, "DO_RUNTIME_TIMEOUT"},
 		{[]string{"DO_RUNTIME_URL", "ftp://do"}, "DO_RUNTIME_URL"},
 		{[]string{"DO_RUNTIME_URL", "https://do.example"}, "DO_RUNTIME_TOKEN"},
 		{[]string{"SEARCH_PROVIDER", "bing"}, "SEARCH_PROVIDER"},
@@ -62,7 +65,7 @@ func TestLoadConfig(t *testing.T) {
 	if cfg.LLMMode != LLMOffline || cfg.Sandbox != SandboxLocal || cfg.PodTools || cfg.WebSearch || cfg.GitHub || cfg.Fallback {
 		t.Errorf("features with nothing configured: %+v", cfg)
 	}
-	cfg, err = LoadConfig(with("LLM_BASE_URL", "https://litellm.internal", "LLM_API_KEY", "k", "E2B_API_KEY", "e2b_k",
+	cfg, err = LoadConfig(with("LLM_MODE", "live", "SANDBOX", "e2b", "LLM_BASE_URL", "https://litellm.internal", "LLM_API_KEY", "k", "E2B_API_KEY", "e2b_k",
 		"BROKER_URL", "https://broker", "BROKER_TOKEN", "t", "SEARCH_API_KEY", "s", "DO_RUNTIME_URL", "https://do", "DO_RUNTIME_TOKEN", "t"))
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +78,7 @@ func TestLoadConfig(t *testing.T) {
 	}
 
 	// The URL problems come in one order, start after start.
-	urls := with("DO_RUNTIME_URL", "a", "DO_RUNTIME_TOKEN", "t", "LLM_BASE_URL", "b", "LLM_API_KEY", "k", "BROKER_URL", "c",
+	urls := with("LLM_MODE", "live", "SANDBOX", "local", "DO_RUNTIME_URL", "a", "DO_RUNTIME_TOKEN", "t", "LLM_BASE_URL", "b", "LLM_API_KEY", "k", "BROKER_URL", "c",
 		"COMMONLY_API_URL", "d", "SEARCH_API_URL", "e", "GITHUB_API_URL", "f", "E2B_API_URL", "g", "E2B_SANDBOX_URL", "h")
 	_, first := LoadConfig(urls)
 	for range 20 {

@@ -30,7 +30,7 @@ func buildEngines(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (
 	if cfg.Fallback {
 		do, err := durableobject.New(durableobject.Config{
 			BaseURL: cfg.DORuntimeURL, Token: cfg.DORuntimeToken, Prices: prices, DefaultModel: cfg.LLMModel,
-			HTTPClient: d.HTTP, Now: d.Now, Log: d.Log,
+			Timeout: cfg.DORuntimeTimeout, HTTPClient: d.HTTP, Now: d.Now, Log: d.Log,
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("durable object engine: %w", err)

@@ -20,7 +20,7 @@ const pythonBlock = "what is 6*7?\n```python\nprint(6*7)\n```"
 
 func e2bEnv(f *e2btest.Fake) map[string]string {
 	c := f.ClientConfig()
-	return map[string]string{"E2B_API_KEY": c.APIKey, "E2B_API_URL": c.APIURL, "E2B_SANDBOX_URL": c.SandboxURL}
+	return map[string]string{"SANDBOX": "e2b", "E2B_API_KEY": c.APIKey, "E2B_API_URL": c.APIURL, "E2B_SANDBOX_URL": c.SandboxURL}
 }
 
 // sandboxRecords reads the ledger rows the turn wrote for the reaper.
@@ -102,7 +102,9 @@ func TestNoPathLeavesASandboxRunning(t *testing.T) {
 	}{
 		{"model error after the run", llmtest.ServerError(500), false, runs.StatusFailed, runs.ErrLLM, false},
 		{"guardrail after the run", llmtest.Guardrail("blocked"), false, runs.StatusFailed, runs.ErrGuardrailBlocked, false},
-		{"sandbox lost mid-turn", llmtest.Text("unused"), true, runs.StatusFailed, runs.ErrSandbox, true},
+		// The model answered (it asked for the code), so the turn counts
+		// (runs.RefundDue; TestSandboxLostAfterModelOutputIsNotRefunded).
+		{"sandbox lost mid-turn", llmtest.Text("unused"), true, runs.StatusFailed, runs.ErrSandbox, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -69,7 +69,7 @@ func (n *nativeStub) Run(_ context.Context, t turns.EngineTurn) turns.EngineResu
 	t.Run.CompletedAt = &now
 	if n.fail {
 		t.Run.Status, t.Run.ErrorKind, t.Run.ErrorMessage = runs.StatusFailed, runs.ErrSandbox, "sandbox lost"
-		return turns.EngineResult{Refund: n.refund}
+		return turns.EngineResult{Infrastructure: n.refund}
 	}
 	t.Run.Status, t.Run.FinalMessage = runs.StatusSucceeded, "native answer to: "+t.Run.Message
 	t.Run.CostMicros, t.Run.Cost.ModelMicros = 42, 42

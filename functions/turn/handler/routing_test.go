@@ -109,11 +109,13 @@ func TestFallbackFailures(t *testing.T) {
 		name   string
 		do     *fakeDO
 		closed bool
+		kind   runs.ErrorKind
 		msg    string
+		turns  float64 // a refusal is refunded; a timeout's outcome is unknown
 	}{
-		{"500", &fakeDO{status: 500}, false, "status 500"},
-		{"timeout", &fakeDO{delay: 2 * time.Second}, false, "no answer within"},
-		{"unreachable", &fakeDO{}, true, "unreachable"},
+		{"500", &fakeDO{status: 500}, false, runs.ErrFallback, "status 500", 0},
+		{"timeout", &fakeDO{delay: 2 * time.Second}, false, runs.ErrTimeout, "did not answer within", 1},
+		{"unreachable", &fakeDO{}, true, runs.ErrFallback, "could not be reached", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -127,7 +129,7 @@ func TestFallbackFailures(t *testing.T) {
 			r := e.turn(t, "inst-do", "user-1", "hi", "")
 			id := decode[map[string]string](t, r.Body)["runId"]
 			run := decode[runs.Run](t, e.do(t, withParam(event(t, "get-run.json"), "runId", id)).Body)
-			if run.Status != runs.StatusFailed || run.ErrorKind != runs.ErrFallback || !strings.Contains(run.ErrorMessage, c.msg) {
+			if run.Status != runs.StatusFailed || run.ErrorKind != c.kind || !strings.Contains(run.ErrorMessage, c.msg) {
 				t.Fatalf("run = %s %s %q", run.Status, run.ErrorKind, run.ErrorMessage)
 			}
 			if strings.Contains(run.ErrorMessage, "secret stack trace") {
@@ -136,8 +138,8 @@ func TestFallbackFailures(t *testing.T) {
 			if e.native.calls != 0 {
 				t.Error("a failed fallback turn must never run on another engine")
 			}
-			if u := decode[map[string]any](t, e.do(t, event(t, "usage.json")).Body); u["turnsUsed"] != 0.0 {
-				t.Errorf("a turn the runtime never answered is refunded: %v", u)
+			if u := decode[map[string]any](t, e.do(t, event(t, "usage.json")).Body); u["turnsUsed"] != c.turns {
+				t.Errorf("turns used %v, want %v", u, c.turns)
 			}
 		})
 	}

@@ -113,6 +113,7 @@ func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult
 	run, in := t.Run, t.Install
 	env := tools.Env{RunID: run.RunID, UserID: run.UserID, InstallID: run.InstallID, PodID: run.PodID, AgentName: run.AgentName}
 	code := e.cfg.Code.New()
+	run.Sandbox = e.cfg.Code.ProviderName()
 	defer func() {
 		// Detached from the turn's context, which may be cancelled: the
 		// sandbox is killed whatever ended the turn.
@@ -130,8 +131,10 @@ func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult
 		if errors.Is(err, tools.ErrConnectorCheck) {
 			msg = "the connector broker could not be reached"
 		}
+		e.cfg.Log.WarnContext(ctx, "the install's tools could not be offered", "runId", run.RunID, "err", err)
 		run.End(runs.StatusFailed, kind, msg, e.cfg.Now())
-		return turns.EngineResult{Refund: true}
+		// Our configuration or the broker: an infrastructure failure.
+		return turns.EngineResult{Infrastructure: true}
 	}
 	if run.UnavailableTools = set.Unavailable(); run.UnavailableTools != nil {
 		e.cfg.Log.InfoContext(ctx, "tools not configured here are not offered", "runId", run.RunID, "tools", run.UnavailableTools)
@@ -142,7 +145,7 @@ func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult
 	out := e.cfg.Loop.Run(ctx, agent.TurnInput{
 		Run: run, System: systemPrompt(in), Message: run.Message, Tools: set, Env: env, Model: in.Model, Checkpoint: t.Checkpoint,
 	})
-	return turns.EngineResult{Refund: out.Refund}
+	return turns.EngineResult{Infrastructure: out.Infrastructure}
 }
 
 // chargeIdleSandbox adds the sandbox's life outside its runs to the run's

@@ -230,7 +230,7 @@ func TestSandboxKilledOnEveryPath(t *testing.T) {
 func TestIdleSandboxTimeIsCharged(t *testing.T) {
 	r := newRig(t, nil, runCode(), say("one"))
 	run, res := r.run(context.Background(), codeInstall())
-	if run.Status != runs.StatusSucceeded || res.Refund {
+	if run.Status != runs.StatusSucceeded || res.Infrastructure {
 		t.Fatalf("run %s %q", run.Status, run.ErrorMessage)
 	}
 	// Created after the first call (3 s), ran 2 s, killed after the second
@@ -326,7 +326,7 @@ func TestUnconfiguredToolsAreRecordedOnTheRun(t *testing.T) {
 	in := install()
 	in.Tools = &[]string{"commonly_web_search", "commonly_post_message", runcode.Name}
 	run, res := r.run(context.Background(), in)
-	if run.Status != runs.StatusSucceeded || res.Refund || !slices.Equal(run.UnavailableTools, []string{"commonly_web_search"}) {
+	if run.Status != runs.StatusSucceeded || res.Infrastructure || !slices.Equal(run.UnavailableTools, []string{"commonly_web_search"}) {
 		t.Fatalf("run %s %q, unavailable %v", run.Status, run.ErrorMessage, run.UnavailableTools)
 	}
 	var offered []string
@@ -360,9 +360,9 @@ func TestOfferFailuresEndTheTurnAsConfig(t *testing.T) {
 	in := install()
 	in.Tools = &[]string{"no_such_tool"}
 	run, res := r.run(context.Background(), in)
-	if run.Status != runs.StatusFailed || run.ErrorKind != runs.ErrConfig || !res.Refund || len(r.model.reqs) != 0 ||
+	if run.Status != runs.StatusFailed || run.ErrorKind != runs.ErrConfig || !res.Infrastructure || len(r.model.reqs) != 0 ||
 		!strings.HasPrefix(run.ErrorMessage, "the install's tools could not be offered: ") || run.CompletedAt == nil {
-		t.Fatalf("unknown tool: %s %s %q refund %v, %d model calls", run.Status, run.ErrorKind, run.ErrorMessage, res.Refund, len(r.model.reqs))
+		t.Fatalf("unknown tool: %s %s %q refund %v, %d model calls", run.Status, run.ErrorKind, run.ErrorMessage, res.Infrastructure, len(r.model.reqs))
 	}
 
 	r = newRig(t, func(c *native.Config) {
@@ -372,8 +372,8 @@ func TestOfferFailuresEndTheTurnAsConfig(t *testing.T) {
 	in = install()
 	in.Connectors = []string{"github"}
 	run, res = r.run(context.Background(), in)
-	if run.ErrorKind != runs.ErrConfig || run.ErrorMessage != "the connector broker could not be reached" || !res.Refund {
-		t.Fatalf("broker down: %s %q refund %v", run.ErrorKind, run.ErrorMessage, res.Refund)
+	if run.ErrorKind != runs.ErrConfig || run.ErrorMessage != "the connector broker could not be reached" || !res.Infrastructure {
+		t.Fatalf("broker down: %s %q refund %v", run.ErrorKind, run.ErrorMessage, res.Infrastructure)
 	}
 }
 

@@ -1,5 +1,5 @@
-// Package offline is the model of the local stack when LLM_BASE_URL is
-// unset: a small deterministic chat-completions server that runs
+// Package offline is the model of the local stack, run only when named
+// (LLM_MODE=offline): a small deterministic chat-completions server that runs
 // in-process, so the real model client and agent loop run unchanged.
 // Everything it writes is labelled as offline.
 package offline

@@ -83,13 +83,11 @@ func (c *Client) apiError(op string, status int, body []byte, secrets ...string)
 	return e
 }
 
-// scrub removes our API key and every other secret from s, then bounds
-// it: scrubbed first, so a cut cannot leave part of a secret behind.
+// scrub removes our API key and every other secret from s (every copy
+// and identifying piece, textcap.Scrubber), then bounds it: scrubbed
+// first, so a cut cannot leave part of a secret behind.
 func (c *Client) scrub(s string, secrets []string) string {
-	s = textcap.Scrub(s, c.cfg.APIKey)
-	for _, secret := range secrets {
-		s = textcap.Scrub(s, secret)
-	}
+	s = textcap.NewScrubber(append([]string{c.cfg.APIKey}, secrets...)...).Scrub(s)
 	if len(s) > maxMessage {
 		s = s[:maxMessage] + "…"
 	}
