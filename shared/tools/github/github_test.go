@@ -200,6 +200,10 @@ func TestConnectionNotActive(t *testing.T) {
 		if res.Err == nil || !strings.Contains(res.Err.Error(), "could not obtain GitHub credentials") {
 			t.Errorf("%s with the broker down: %+v", v.tool, res)
 		}
+		// The model gets the fixed words; the log gets the broker's cause.
+		if ce, ok := errors.AsType[*tools.CallError](res.Err); !ok || !strings.Contains(ce.LogValue().String(), "status 503") {
+			t.Errorf("%s with the broker down: the log would not say why: %#v", v.tool, res.Err)
+		}
 		if n := len(r.gh.Calls()); n != 0 {
 			t.Errorf("%s reached GitHub without a token", v.tool)
 		}

@@ -42,7 +42,7 @@ func (c *Client) get(ctx context.Context, env tools.Env, segments []string, quer
 	case errors.Is(err, broker.ErrNotConnected):
 		return "", errors.New("github: the user's GitHub connection is not active")
 	default:
-		return "", errors.New("github: could not obtain GitHub credentials for this user")
+		return "", &tools.CallError{Message: "github: could not obtain GitHub credentials for this user", Cause: err}
 	}
 	_, err = httpwire.Do(ctx, c.hc, httpwire.Request{
 		Method: http.MethodGet, URL: u.String(), Bearer: token,

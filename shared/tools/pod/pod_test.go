@@ -295,6 +295,10 @@ func TestBrokerFailures(t *testing.T) {
 			if res.Err == nil || !strings.Contains(res.Err.Error(), "could not obtain credentials") || res.Fatal != nil {
 				t.Errorf("%s with broker %d: %+v", v.tool, status, res)
 			}
+			// The model gets the fixed words; the log gets the broker's cause.
+			if ce, ok := errors.AsType[*tools.CallError](res.Err); !ok || ce.Cause == nil || ce.Cause.Error() == "" {
+				t.Errorf("%s with broker %d: the log would not say why: %#v", v.tool, status, res.Err)
+			}
 			if n := len(r.backend.Calls()); n != 0 {
 				t.Errorf("%s reached the backend without a token", v.tool)
 			}

@@ -32,8 +32,9 @@ func (c *Client) call(ctx context.Context, env tools.Env, method string, segment
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("commonly backend: %w", ctx.Err())
 		}
-		// The broker's error is safe, but it says nothing the model can use.
-		return "", errors.New("commonly backend: could not obtain credentials for this user")
+		// The broker's error is safe, but it says nothing the model can
+		// use: it goes to the log.
+		return "", &tools.CallError{Message: "commonly backend: could not obtain credentials for this user", Cause: err}
 	}
 	_, err = httpwire.Do(ctx, c.hc, httpwire.Request{Method: method, URL: u.String(), Bearer: token, Body: body, Out: out, MaxBytes: maxResponse})
 	if e, ok := errors.AsType[*httpwire.Error](err); ok {
