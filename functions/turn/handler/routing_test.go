@@ -19,7 +19,9 @@ type fakeDO struct {
 	paths    []string
 	auth     []string
 	status   int
-	delay    time.Duration
+	// hang: the runtime never answers; the request ends when the
+	// client gives up (its timeout) and drops the connection.
+	hang bool
 }
 
 func (f *fakeDO) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -27,14 +29,11 @@ func (f *fakeDO) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewDecoder(r.Body).Decode(&body)
 	f.mu.Lock()
 	f.requests, f.paths, f.auth = append(f.requests, body), append(f.paths, r.URL.Path), append(f.auth, r.Header.Get("Authorization"))
-	status, delay := f.status, f.delay
+	status, hang := f.status, f.hang
 	f.mu.Unlock()
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			return
-		}
+	if hang {
+		<-r.Context().Done()
+		return
 	}
 	if status != 0 {
 		w.WriteHeader(status)
@@ -114,7 +113,7 @@ func TestFallbackFailures(t *testing.T) {
 		turns  float64 // a refusal is refunded; a timeout's outcome is unknown
 	}{
 		{"500", &fakeDO{status: 500}, false, runs.ErrFallback, "status 500", 0},
-		{"timeout", &fakeDO{delay: 2 * time.Second}, false, runs.ErrTimeout, "did not answer within", 1},
+		{"timeout", &fakeDO{hang: true}, false, runs.ErrTimeout, "did not answer within", 1},
 		{"unreachable", &fakeDO{}, true, runs.ErrFallback, "could not be reached", 0},
 	}
 	for _, c := range cases {
