@@ -106,6 +106,9 @@ func printRun(out io.Writer, r *runs.Run) {
 		fmt.Fprintf(out, " (%s: %s)", r.ErrorKind, r.ErrorMessage)
 	}
 	fmt.Fprintln(out)
+	// Which model and sandbox served it, as the run records them: here the
+	// local stack's own, in AWS LiteLLM's and E2B's.
+	fmt.Fprintf(out, "  engine %s  model %s  sandbox %s\n", r.Engine, orNone(r.Model), orNone(r.Sandbox))
 	for _, s := range r.Steps {
 		fmt.Fprintf(out, "  step %d  model %s  tokens %d in (%d cached) / %d out  %d ms  %s\n",
 			s.Index+1, s.Model, s.PromptTokens, s.CachedPromptTokens, s.CompletionTokens, s.ElapsedMs, s.CostMicros)
@@ -192,4 +195,11 @@ func countedUsage(ctx context.Context, base, token string, cost money.Micros) ([
 		case <-time.After(25 * time.Millisecond):
 		}
 	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
