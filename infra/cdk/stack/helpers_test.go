@@ -86,10 +86,11 @@ func synth(t *testing.T, s Settings) *synthesized {
 	if got, ok := synths[s.Stage]; ok {
 		return got
 	}
-	// The metadata the CDK CLI asks for, which `make invoke` reads.
-	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{
-		"aws:cdk:enable-path-metadata": true, "aws:cdk:enable-asset-metadata": true,
-	}})
+	// The metadata the CDK CLI asks for, which `make invoke` reads, and
+	// cdk.json's feature flags, so the tests check what `cdk deploy` makes.
+	ctx := featureFlags(t)
+	ctx["aws:cdk:enable-path-metadata"], ctx["aws:cdk:enable-asset-metadata"] = true, true
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
 	st, err := New(app, s)
 	if err != nil {
 		t.Fatal(err)
@@ -222,4 +223,30 @@ func render(v any) string {
 	}
 	raw, _ := json.Marshal(v)
 	return string(raw)
+}
+
+// featureFlags are the feature flags of cdk.json at the repository's root
+// (its context keys that start with "@").
+func featureFlags(t *testing.T) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "cdk.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Context map[string]any `json:"context"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("cdk.json: %v", err)
+	}
+	flags := map[string]any{}
+	for k, v := range doc.Context {
+		if strings.HasPrefix(k, "@") {
+			flags[k] = v
+		}
+	}
+	if len(flags) == 0 {
+		t.Fatal("cdk.json sets no feature flags")
+	}
+	return flags
 }
