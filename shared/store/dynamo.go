@@ -66,6 +66,9 @@ type Dynamo struct {
 	// flight, unprocessed the retries of a batch get's left-over keys;
 	// tests replace their sleep.
 	conflicts, unprocessed retry.Backoff
+	// openPage is the most open-index entries asked for in one Query
+	// (maxOpenPage); tests make pages small.
+	openPage int
 }
 
 // New checks cfg and fills its defaults.
@@ -90,6 +93,7 @@ func New(cfg Config) (*Dynamo, error) {
 		db: cfg.DB, tables: cfg.Tables, idempotencyTTL: cfg.IdempotencyTTL,
 		conflicts:   retry.Backoff{Base: 5 * time.Millisecond, Max: 320 * time.Millisecond},
 		unprocessed: retry.Backoff{Base: 20 * time.Millisecond, Max: 320 * time.Millisecond},
+		openPage:    maxOpenPage,
 	}, nil
 }
 

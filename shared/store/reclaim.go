@@ -40,7 +40,7 @@ func (d *Dynamo) OpenRuns(ctx context.Context, before time.Time, limit int) ([]t
 	}
 	var open []turns.OpenRun
 	for {
-		in.Limit = aws.Int32(int32(min(limit-len(open), maxOpenPage)))
+		in.Limit = aws.Int32(int32(min(limit-len(open), d.openPage)))
 		out, err := d.db.Query(ctx, in)
 		if err != nil {
 			return open, fmt.Errorf("query open runs (%d listed): %w", len(open), err)
