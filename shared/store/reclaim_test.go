@@ -258,7 +258,7 @@ func TestRunSandboxes(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.SortFunc(got, func(a, b turns.SandboxRef) int { return cmp.Compare(a.SandboxID, b.SandboxID) })
-	if want := []turns.SandboxRef{{"e2b", "sbx-a"}, {"local", "sbx-b"}}; !slices.Equal(got, want) {
+	if want := []turns.SandboxRef{{Provider: "e2b", SandboxID: "sbx-a"}, {Provider: "local", SandboxID: "sbx-b"}}; !slices.Equal(got, want) {
 		t.Fatalf("sandboxes of r1 = %v, want %v", got, want)
 	}
 	if q := db.count(); q != 1 {

@@ -23,10 +23,9 @@ var _ tableCreator = (*dynamodb.Client)(nil)
 
 // CreateTables creates both tables with the schema the CDK stack deploys
 // (keys, the live-sandbox and run-sandboxes indexes, the open-runs index,
-// the runs stream) and enables their Time
-// to Live on keys.TTL. It is for the local stack and tests; in AWS the
-// stack owns the tables. Existing tables are left alone, but get their TTL
-// if it is off.
+// the runs stream) and enables their Time to Live on keys.TTL. It is for
+// the local stack and tests; in AWS the stack owns the tables. Existing
+// tables are left alone, but get their TTL if it is off.
 func CreateTables(ctx context.Context, db tableCreator, t Tables) error {
 	s := func(name string) types.AttributeDefinition {
 		return types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: types.ScalarAttributeTypeS}
