@@ -22,7 +22,8 @@ import (
 type ReclaimStore interface {
 	// OpenRuns lists runs still open (queued or running) admitted before
 	// before, oldest first, at most limit, from the sparse index of open
-	// runs (no scan), following its pages.
+	// runs (no scan), following its pages. With an error it returns the
+	// runs of the pages read before it.
 	OpenRuns(ctx context.Context, before time.Time, limit int) ([]OpenRun, error)
 	GetRun(ctx context.Context, runID string) (*runs.Run, error)
 	// FinishRun is Store.FinishRun: conditional on the run being open
@@ -73,7 +74,8 @@ type OpenRun struct {
 // Abandoned lists the runs still queued or running that were admitted
 // before now-InterruptAfter, oldest first, at most limit (which must be
 // positive). The index trails the table by a moment, so a run listed
-// may have just closed: Interrupt reads it before acting.
+// may have just closed: Interrupt reads it before acting. With an error
+// it returns the runs listed before it, which the caller may still close.
 func (r *Reclaimer) Abandoned(ctx context.Context, limit int) ([]OpenRun, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("turns: abandoned runs: limit %d is not positive", limit)
