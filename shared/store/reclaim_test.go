@@ -270,3 +270,41 @@ func TestRunSandboxes(t *testing.T) {
 		}
 	}
 }
+
+// failingQueries fails every Query after the first `ok`.
+type failingQueries struct {
+	store.DynamoAPI
+	ok int
+}
+
+func (f *failingQueries) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	if f.ok == 0 {
+		return nil, errors.New("operation error DynamoDB: Query, https response error StatusCode: 500")
+	}
+	f.ok--
+	return f.DynamoAPI.Query(ctx, in, opts...)
+}
+
+// A page that fails ends the listing with an error and the runs of the
+// pages read before it.
+func TestOpenRunsKeepsThePagesReadBeforeAFailure(t *testing.T) {
+	srv, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	db := &failingQueries{DynamoAPI: srv.Client(), ok: 1}
+	s, err := store.New(store.Config{DB: db, Tables: tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.SetOpenPage(s, 5)
+	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	for i := range 12 {
+		admit(t, s, fmt.Sprintf("run-%02d", i), t0.Add(time.Duration(i)*time.Second))
+	}
+	open, err := s.OpenRuns(context.Background(), t0.Add(time.Hour), 100)
+	if err == nil || len(open) != 5 || open[0].RunID != "run-00" || open[4].RunID != "run-04" {
+		t.Fatalf("open = %v, %v; want the first page and an error", open, err)
+	}
+}
