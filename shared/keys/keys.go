@@ -12,10 +12,17 @@
 //
 // Live sandboxes are also indexed on the sparse GSI "live" (gsi1pk =
 // "SANDBOX#live", gsi1sk = expiresAt RFC 3339) so the reaper can query the
-// expired ones without a scan.
+// expired ones without a scan, and every sandbox record on the GSI
+// "runSandboxes" (runId, sandboxId: the record's own attributes; no other
+// item has both) so a run's sandboxes are one Query.
 //
 // The runs table (RUNS_TABLE) holds one AgentRun per item under runId; its
-// stream feeds the cost alarm.
+// stream feeds the cost alarm. Open runs (queued or running) are also on
+// the sparse GSI "open" (openPk = "RUN#open", openSince = createdAt, see
+// OpenSort), keys only: every write of an open run carries the two
+// attributes and every final write leaves them out, so the index holds
+// exactly the open runs and the reaper finds the abandoned ones, oldest
+// first, without a scan.
 //
 // Both tables expire items through DynamoDB's TTL on the attribute TTL
 // (epoch seconds): idempotency records a day after they were made, sandbox
@@ -42,6 +49,10 @@ const (
 	GSI1SK    = "gsi1sk"
 	LiveIndex = "live"
 	RunID     = "runId"
+	// SandboxID is a sandbox record's id attribute, the sort key of
+	// RunSandboxesIndex (hash RunID).
+	SandboxID         = "sandboxId"
+	RunSandboxesIndex = "runSandboxes"
 	// TTL is the attribute both tables' time to live reads (epoch seconds).
 	TTL          = "ttl"
 	LiveValue    = "SANDBOX#live"
@@ -102,11 +113,32 @@ func Sandbox(sandboxID string) Key { return Key{"SANDBOX#" + sandboxID, skSandbo
 
 // LiveSort is the sort value of a live sandbox on the live index: its
 // expiry, in a form that sorts chronologically as a string.
-func LiveSort(expiresAt time.Time) string { return expiresAt.UTC().Format(liveSortLayout) }
+func LiveSort(expiresAt time.Time) string { return expiresAt.UTC().Format(sortLayout) }
 
-// liveSortLayout is fixed-width so that string order is time order
-// (RFC 3339 with trimmed fractions is not).
-const liveSortLayout = "2006-01-02T15:04:05.000000000Z"
+// Attribute names and the partition value of the runs table's open-runs
+// index. One partition: an open run costs the index two writes (its
+// admission and its final write; KEYS_ONLY, so claims and checkpoints
+// cost none), well under a partition's 1,000 writes a second at any
+// turn rate the daily ceilings allow.
+const (
+	OpenIndex = "open"
+	OpenPK    = "openPk"
+	OpenSK    = "openSince"
+	OpenValue = "RUN#open"
+)
+
+// OpenSort is the sort value of an open run on the open index: its
+// admission time, in a form that sorts chronologically as a string (a
+// run's createdAt attribute is RFC 3339 with trimmed fractions, which
+// does not).
+func OpenSort(createdAt time.Time) string { return createdAt.UTC().Format(sortLayout) }
+
+// ParseSort reads back a LiveSort or OpenSort value.
+func ParseSort(v string) (time.Time, error) { return time.Parse(sortLayout, v) }
+
+// sortLayout is fixed-width so that string order is time order (RFC 3339
+// with trimmed fractions is not).
+const sortLayout = "2006-01-02T15:04:05.000000000Z"
 
 // MaxIDBytes bounds an id: DynamoDB allows far longer keys, and no id the
 // Commonly backend makes comes near it.

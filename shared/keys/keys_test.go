@@ -151,3 +151,38 @@ func TestLedgerKey(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenSort: the open index's sort value orders admissions as time
+// does, whatever the zone or the fraction of a second, and reads back as
+// the instant it was made from.
+func TestOpenSort(t *testing.T) {
+	cases := []struct {
+		name           string
+		earlier, later time.Time
+	}{
+		{"a second apart", time.Date(2026, 12, 2, 9, 59, 59, 0, time.UTC), time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)},
+		{"a nanosecond apart", time.Date(2026, 12, 2, 9, 59, 59, 999_999_999, time.UTC), time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)},
+		{"a whole second before its fractions", time.Date(2026, 12, 2, 9, 59, 59, 0, time.UTC), time.Date(2026, 12, 2, 9, 59, 59, 100_000_000, time.UTC)},
+		{"fractions that RFC 3339 would trim", time.Date(2026, 12, 2, 9, 59, 59, 5_000_000, time.UTC), time.Date(2026, 12, 2, 9, 59, 59, 40_000_000, time.UTC)},
+		{"another zone", time.Date(2026, 12, 2, 10, 30, 0, 0, time.FixedZone("CET", 3600)), time.Date(2026, 12, 2, 9, 31, 0, 0, time.UTC)},
+		{"across midnight and a year", time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC), time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)},
+	}
+	for _, c := range cases {
+		a, b := OpenSort(c.earlier), OpenSort(c.later)
+		if !(a < b) || len(a) != len(b) {
+			t.Errorf("%s: %q must sort before %q, at the same width", c.name, a, b)
+		}
+		for _, at := range []time.Time{c.earlier, c.later} {
+			back, err := ParseSort(OpenSort(at))
+			if err != nil || !back.Equal(at) || back.Location() != time.UTC {
+				t.Errorf("%s: ParseSort(OpenSort(%s)) = %s, %v", c.name, at, back, err)
+			}
+		}
+	}
+	if OpenSort(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)) != LiveSort(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)) {
+		t.Error("the two indexes' sort values differ in form")
+	}
+	if _, err := ParseSort("2026-12-02T09:00:00Z"); err == nil {
+		t.Error("a value not written by OpenSort was read")
+	}
+}

@@ -12,9 +12,11 @@ const (
 // first run. It gives the reaper a second source besides the provider's
 // own listing: a sandbox that is "running" past ExpiresAt is killed.
 type Record struct {
-	SandboxID string     `json:"sandboxId" dynamodbav:"sandboxId"`
-	Provider  string     `json:"provider" dynamodbav:"provider"`
-	RunID     string     `json:"runId" dynamodbav:"runId"`
+	SandboxID string `json:"sandboxId" dynamodbav:"sandboxId"`
+	Provider  string `json:"provider" dynamodbav:"provider"`
+	// RunID is omitted when empty: it is a key of the state table's
+	// runSandboxes index, where DynamoDB refuses an empty string.
+	RunID     string     `json:"runId" dynamodbav:"runId,omitempty"`
 	UserID    string     `json:"userId" dynamodbav:"userId"`
 	InstallID string     `json:"installId" dynamodbav:"installId"`
 	CreatedAt time.Time  `json:"createdAt" dynamodbav:"createdAt"`

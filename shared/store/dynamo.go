@@ -66,6 +66,9 @@ type Dynamo struct {
 	// flight, unprocessed the retries of a batch get's left-over keys;
 	// tests replace their sleep.
 	conflicts, unprocessed retry.Backoff
+	// openPage is the most open-index entries asked for in one Query
+	// (maxOpenPage); tests make pages small.
+	openPage int
 }
 
 // New checks cfg and fills its defaults.
@@ -90,6 +93,7 @@ func New(cfg Config) (*Dynamo, error) {
 		db: cfg.DB, tables: cfg.Tables, idempotencyTTL: cfg.IdempotencyTTL,
 		conflicts:   retry.Backoff{Base: 5 * time.Millisecond, Max: 320 * time.Millisecond},
 		unprocessed: retry.Backoff{Base: 20 * time.Millisecond, Max: 320 * time.Millisecond},
+		openPage:    maxOpenPage,
 	}, nil
 }
 
@@ -157,7 +161,10 @@ func encodeTime(t time.Time) types.AttributeValue { return str(t.UTC().Format(ti
 // marshalRun encodes a run, leaving out empty lists: a missing list reads
 // back as empty, and not every DynamoDB-compatible server keeps `L: []`.
 // Every write of a run carries its TTL, kept keys.Retention after the day
-// it was admitted on.
+// it was admitted on. Every write of an open run carries its key on the
+// open-runs index and every final one leaves it out: runs are written
+// whole (PutItem), so the final write takes the run off the index, and
+// the index holds exactly the open runs.
 func marshalRun(r *runs.Run) (map[string]types.AttributeValue, error) {
 	item, err := attributevalue.MarshalMap(r)
 	if err != nil {
@@ -165,6 +172,9 @@ func marshalRun(r *runs.Run) (map[string]types.AttributeValue, error) {
 	}
 	dropEmptyLists(item)
 	item[keys.TTL] = num(keys.ExpiresAfterDay(r.CreatedAt))
+	if !r.Status.Final() {
+		item[keys.OpenPK], item[keys.OpenSK] = str(keys.OpenValue), str(keys.OpenSort(r.CreatedAt))
+	}
 	return item, nil
 }
 

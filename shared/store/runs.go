@@ -40,15 +40,21 @@ func decodeRun(runID string, item map[string]types.AttributeValue) (*runs.Run, e
 }
 
 // ClaimRun moves a queued run to running, so that a retried dispatch
-// never runs a turn twice.
+// never runs a turn twice, and only within turns.ClaimWindow of its
+// admission, so that no turn starts once the reaper may close its run
+// (turns.InterruptAfter). A run admitted before the open index existed
+// (no openSince) is claimed whatever its age.
 func (d *Dynamo) ClaimRun(ctx context.Context, runID string, at time.Time) (*runs.Run, error) {
 	out, err := d.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(d.tables.Runs),
-		Key:                                 runKey(runID),
-		UpdateExpression:                    aws.String("SET #s = :running, #at = :at"),
-		ConditionExpression:                 aws.String("#s = :queued"),
-		ExpressionAttributeNames:            map[string]string{"#s": "status", "#at": "startedAt"},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":running": str(string(runs.StatusRunning)), ":queued": str(string(runs.StatusQueued)), ":at": encodeTime(at)},
+		TableName:                aws.String(d.tables.Runs),
+		Key:                      runKey(runID),
+		UpdateExpression:         aws.String("SET #s = :running, #at = :at"),
+		ConditionExpression:      aws.String("#s = :queued AND (attribute_not_exists(#since) OR #since >= :oldest)"),
+		ExpressionAttributeNames: map[string]string{"#s": "status", "#at": "startedAt", "#since": keys.OpenSK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":running": str(string(runs.StatusRunning)), ":queued": str(string(runs.StatusQueued)), ":at": encodeTime(at),
+			":oldest": str(keys.OpenSort(at.Add(-turns.ClaimWindow))),
+		},
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})

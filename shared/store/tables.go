@@ -22,10 +22,10 @@ type tableCreator interface {
 var _ tableCreator = (*dynamodb.Client)(nil)
 
 // CreateTables creates both tables with the schema the CDK stack deploys
-// (keys, the live-sandbox index, the runs stream) and enables their Time
-// to Live on keys.TTL. It is for the local stack and tests; in AWS the
-// stack owns the tables. Existing tables are left alone, but get their TTL
-// if it is off.
+// (keys, the live-sandbox and run-sandboxes indexes, the open-runs index,
+// the runs stream) and enables their Time to Live on keys.TTL. It is for
+// the local stack and tests; in AWS the stack owns the tables. Existing
+// tables are left alone, but get their TTL if it is off.
 func CreateTables(ctx context.Context, db tableCreator, t Tables) error {
 	s := func(name string) types.AttributeDefinition {
 		return types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: types.ScalarAttributeTypeS}
@@ -40,20 +40,31 @@ func CreateTables(ctx context.Context, db tableCreator, t Tables) error {
 		{
 			TableName:            aws.String(t.State),
 			BillingMode:          types.BillingModePayPerRequest,
-			AttributeDefinitions: []types.AttributeDefinition{s(keys.PK), s(keys.SK), s(keys.GSI1PK), s(keys.GSI1SK)},
+			AttributeDefinitions: []types.AttributeDefinition{s(keys.PK), s(keys.SK), s(keys.GSI1PK), s(keys.GSI1SK), s(keys.RunID), s(keys.SandboxID)},
 			KeySchema:            []types.KeySchemaElement{hash(keys.PK), rng(keys.SK)},
 			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
 				IndexName:  aws.String(keys.LiveIndex),
 				KeySchema:  []types.KeySchemaElement{hash(keys.GSI1PK), rng(keys.GSI1SK)},
+				Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+			}, {
+				IndexName:  aws.String(keys.RunSandboxesIndex),
+				KeySchema:  []types.KeySchemaElement{hash(keys.RunID), rng(keys.SandboxID)},
 				Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
 			}},
 		},
 		{
 			TableName:            aws.String(t.Runs),
 			BillingMode:          types.BillingModePayPerRequest,
-			AttributeDefinitions: []types.AttributeDefinition{s(keys.RunID)},
+			AttributeDefinitions: []types.AttributeDefinition{s(keys.RunID), s(keys.OpenPK), s(keys.OpenSK)},
 			KeySchema:            []types.KeySchemaElement{hash(keys.RunID)},
-			StreamSpecification:  &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
+			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+				IndexName: aws.String(keys.OpenIndex),
+				KeySchema: []types.KeySchemaElement{hash(keys.OpenPK), rng(keys.OpenSK)},
+				// Keys only: claims and checkpoints rewrite the run, not its
+				// index entry, so they cost the index nothing.
+				Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
+			}},
+			StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
 		},
 	}
 	for _, in := range inputs {

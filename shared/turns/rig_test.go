@@ -76,6 +76,7 @@ type rigOpts struct {
 }
 
 type rig struct {
+	db     *embedded.Server
 	st     *store.Dynamo
 	clock  *clock
 	native *engine
@@ -95,7 +96,7 @@ func newRig(t *testing.T, o rigOpts) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{st: st, clock: &clock{t: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}, native: &engine{}, emf: &bytes.Buffer{}}
+	r := &rig{db: db, st: st, clock: &clock{t: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}, native: &engine{}, emf: &bytes.Buffer{}}
 	var ts turns.Store = r.st
 	if o.storeWrap != nil {
 		ts = o.storeWrap(ts)

@@ -31,7 +31,8 @@ type Store interface {
 	Admit(ctx context.Context, a Admission) (AdmitResult, error)
 	GetRun(ctx context.Context, runID string) (*runs.Run, error)
 	// ClaimRun moves a queued run to running and returns it; ErrNotClaimable
-	// when it is not queued (a retried dispatch), with the current run.
+	// when it is not queued (a retried dispatch) or was admitted more than
+	// ClaimWindow before at (a late dispatch), with the current run.
 	ClaimRun(ctx context.Context, runID string, at time.Time) (*runs.Run, error)
 	// CheckpointRun saves a running run's progress.
 	CheckpointRun(ctx context.Context, r *runs.Run) error

@@ -44,13 +44,6 @@ type WorkerConfig struct {
 	// here fails its turns with errorKind config instead of running them
 	// elsewhere: nothing falls back silently to another engine.
 	Engines map[EngineName]Engine
-	// StaleAfter is how long a run may stay running before a later
-	// dispatch of it (Lambda's retry of a crashed invocation) closes it as
-	// interrupted. It must exceed the longest turn (170 s of loop and a
-	// few seconds to post), and stay under the time Lambda's last retry
-	// comes (one minute, then two minutes, after failures), or a run whose
-	// worker died early is never closed. Zero means DefaultStaleAfter.
-	StaleAfter time.Duration
 	// Metrics receives one EMF event per finished turn; nil discards.
 	Metrics *metrics.Emitter
 	// Installs is the container's install cache, shared with the service;
@@ -61,9 +54,6 @@ type WorkerConfig struct {
 	// Log gets one line per turn; nil means slog.Default().
 	Log *slog.Logger
 }
-
-// DefaultStaleAfter is WorkerConfig.StaleAfter's default.
-const DefaultStaleAfter = 3 * time.Minute
 
 // Worker claims dispatched runs and drives them to a final status.
 type Worker struct {
@@ -100,33 +90,31 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	if cfg.StaleAfter <= 0 {
-		cfg.StaleAfter = DefaultStaleAfter
-	}
 	if cfg.Installs == nil {
 		cfg.Installs = uncached(cfg.Store)
 	}
 	return &Worker{cfg: cfg, store: cfg.Store, engines: cfg.Engines, installs: cfg.Installs, now: cfg.Now, log: cfg.Log}, nil
 }
 
-// Execute claims the run and runs it. A run that is not queued any more
-// (a retried dispatch) is not run again; if this container ran it and
-// could not write its final state, that state is written now. It returns
-// the run's latest state, and an error wrapping ErrFinalWrite when the
-// turn ran but its final write failed (the dispatch must fail, so that
-// Lambda retries it).
+// Execute claims the run and runs it. A run that is not claimable (a
+// retried dispatch, or one past ClaimWindow) is not run; if this
+// container ran it and could not write its final state, that state is
+// written now; if it is abandoned (deadline.go), it is closed
+// interrupted, as the reaper would. It returns the run's latest state,
+// and an error wrapping ErrFinalWrite when the turn ran but its final
+// write failed (the dispatch must fail, so that Lambda retries it).
 func (w *Worker) Execute(ctx context.Context, runID string) (*runs.Run, error) {
 	if p, ok := w.unwritten.get(runID); ok {
 		return w.writeUnwritten(ctx, runID, p)
 	}
 	run, err := w.store.ClaimRun(ctx, runID, w.now().UTC())
 	if errors.Is(err, ErrNotClaimable) {
-		w.log.InfoContext(ctx, "run already claimed", "runId", runID)
-		if run != nil && w.stale(run) {
-			run.End(runs.StatusInterrupted, runs.ErrInterrupted, "the turn's worker stopped before the turn ended", w.now())
-			_ = w.write(ctx, run, run.RefundDue(true))
+		if run == nil || !abandoned(run, w.now()) {
+			// Final, or still someone's: a worker's, or the next dispatch's.
+			w.log.InfoContext(ctx, "run not claimable", "runId", runID, "status", statusOf(run))
+			return run, nil
 		}
-		return run, nil
+		return w.closeAbandoned(ctx, run)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("claim run %s: %w", runID, err)
@@ -134,8 +122,32 @@ func (w *Worker) Execute(ctx context.Context, runID string) (*runs.Run, error) {
 	return w.run(ctx, run)
 }
 
-func (w *Worker) stale(r *runs.Run) bool {
-	return r.Status == runs.StatusRunning && r.StartedAt != nil && w.now().Sub(*r.StartedAt) > w.cfg.StaleAfter
+// closeAbandoned closes an abandoned run as the reaper does
+// (Reclaimer.Interrupt) and returns the run's latest state.
+func (w *Worker) closeAbandoned(ctx context.Context, run *runs.Run) (*runs.Run, error) {
+	refund := endAbandoned(run, w.now())
+	err := w.write(ctx, run, refund)
+	switch {
+	case err == nil:
+		w.log.InfoContext(ctx, "abandoned run interrupted", "runId", run.RunID, "userId", run.UserID, "refunded", refund)
+		return run, nil
+	case errors.Is(err, ErrAlreadyFinal):
+		// The reaper or another dispatch closed it first.
+		cur, gerr := w.store.GetRun(ctx, run.RunID)
+		if gerr != nil {
+			return nil, fmt.Errorf("read run %s: %w", run.RunID, gerr)
+		}
+		return cur, nil
+	}
+	// Left open, for Lambda's retry of this dispatch or the reaper.
+	return nil, fmt.Errorf("close abandoned run %s: %w", run.RunID, err)
+}
+
+func statusOf(r *runs.Run) runs.Status {
+	if r == nil {
+		return ""
+	}
+	return r.Status
 }
 
 func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run, err error) {

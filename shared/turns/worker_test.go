@@ -64,23 +64,53 @@ func TestExecuteClaimsOnce(t *testing.T) {
 }
 
 // A worker that died mid-turn leaves its run running; a later dispatch
-// closes it as interrupted, and gives the turn back, once it is stale.
-func TestStaleRunIsClosedByALaterDispatch(t *testing.T) {
+// closes it as interrupted, and gives the turn back, once it is abandoned:
+// MaxTurnDuration after the claim, plus the grace.
+func TestAbandonedRunIsClosedByALaterDispatch(t *testing.T) {
 	r, id := queued(t, rigOpts{})
-	if _, err := r.st.ClaimRun(context.Background(), id, r.clock.Now()); err != nil {
+	claimed, err := r.st.ClaimRun(context.Background(), id, r.clock.Now())
+	if err != nil {
 		t.Fatal(err)
 	}
-	r.clock.Advance(turns.DefaultStaleAfter)
+	until := turns.OpenUntil(claimed)
+	if until.Sub(*claimed.StartedAt) <= turns.MaxTurnDuration || until.After(claimed.CreatedAt.Add(turns.InterruptAfter)) {
+		t.Fatalf("a running run is open until %s: claimed %s, admitted %s", until, claimed.StartedAt, claimed.CreatedAt)
+	}
+	r.clock.Set(until)
 	if run, err := r.worker.Execute(context.Background(), id); err != nil || run.Status != runs.StatusRunning {
 		t.Fatalf("within the turn's lifetime: %+v, %v", run, err)
 	}
-	r.clock.Advance(time.Second)
+	r.clock.Advance(time.Millisecond)
 	if _, err := r.worker.Execute(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
 	run, err := r.svc.GetRun(context.Background(), user, id)
-	if err != nil || run.Status != runs.StatusInterrupted || run.ErrorKind != runs.ErrInterrupted || !run.Refunded {
-		t.Fatalf("stale run = %+v, %v", run, err)
+	if err != nil || run.Status != runs.StatusInterrupted || run.ErrorKind != runs.ErrInterrupted || !run.Refunded ||
+		run.ErrorMessage != "the turn's worker stopped before the turn ended" {
+		t.Fatalf("abandoned run = %+v, %v", run, err)
+	}
+	if r.native.count() != 0 || r.usage(t, user).TurnsUsed != 0 {
+		t.Errorf("ran %d times, %d turns counted", r.native.count(), r.usage(t, user).TurnsUsed)
+	}
+}
+
+// A dispatch that comes after ClaimWindow does not start the turn: the
+// reaper may close its run before any turn could end. Once no dispatch
+// can claim it, a later one closes it, refunded.
+func TestLateDispatchDoesNotStartTheTurn(t *testing.T) {
+	r, id := queued(t, rigOpts{})
+	admitted, err := r.st.GetRun(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Set(admitted.CreatedAt.Add(turns.ClaimWindow + time.Millisecond))
+	if run, err := r.worker.Execute(context.Background(), id); err != nil || run.Status != runs.StatusQueued {
+		t.Fatalf("a late dispatch: %+v, %v", run, err)
+	}
+	r.clock.Set(turns.OpenUntil(admitted).Add(time.Millisecond))
+	run, err := r.worker.Execute(context.Background(), id)
+	if err != nil || run.Status != runs.StatusInterrupted || !run.Refunded || run.ErrorMessage != "the turn was not started in time" {
+		t.Fatalf("a dispatch once the run is abandoned: %+v, %v", run, err)
 	}
 	if r.native.count() != 0 || r.usage(t, user).TurnsUsed != 0 {
 		t.Errorf("ran %d times, %d turns counted", r.native.count(), r.usage(t, user).TurnsUsed)

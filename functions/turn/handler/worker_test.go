@@ -37,9 +37,11 @@ func TestEveryPathReachesAFinalStatus(t *testing.T) {
 	}
 }
 
-// A worker that died mid-turn leaves its run running; Lambda's retry of
-// the dispatch closes it as interrupted and gives the turn back.
-func TestRetriedDispatchClosesAStaleRun(t *testing.T) {
+// A worker that timed out leaves its run running; Lambda's retry of the
+// dispatch, a minute later, closes it as interrupted and gives the turn
+// back. (A worker that died early gets a retry that finds the run in its
+// lifetime and leaves it: the reaper closes it, shared/turns.)
+func TestRetriedDispatchClosesAnAbandonedRun(t *testing.T) {
 	var fl fakeLambda
 	e := newEnv(t, envOpts{dispatcher: func(*turns.Worker) turns.Dispatcher {
 		return handler.LambdaDispatcher{Client: &fl, FunctionName: "turn-fn"}
@@ -50,15 +52,17 @@ func TestRetriedDispatchClosesAStaleRun(t *testing.T) {
 	if _, err := e.st.ClaimRun(context.Background(), id, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
+	claimedAt := e.clock.Now()
 	// A retry within the turn's lifetime leaves it alone.
-	e.clock.Set(e.clock.Now().Add(2 * time.Minute))
+	e.clock.Set(claimedAt.Add(time.Minute))
 	if _, err := e.h.Invoke(context.Background(), fl.payloads[0]); err != nil {
 		t.Fatal(err)
 	}
 	if run := decode[runs.Run](t, e.do(t, withParam(event(t, "get-run.json"), "runId", id)).Body); run.Status != runs.StatusRunning {
 		t.Fatalf("early retry changed the run: %s", run.Status)
 	}
-	e.clock.Set(e.clock.Now().Add(time.Minute + time.Second)) // Lambda's second retry: 3 min after the claim
+	// Lambda's retry a minute after the invocation timed out.
+	e.clock.Set(claimedAt.Add(turns.MaxTurnDuration + time.Minute))
 	if _, err := e.h.Invoke(context.Background(), fl.payloads[0]); err != nil {
 		t.Fatal(err)
 	}

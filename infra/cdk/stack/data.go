@@ -60,5 +60,21 @@ func newData(scope constructs.Construct, s *Settings) *Data {
 		SortKey:        str(keys.GSI1SK),
 		ProjectionType: awsdynamodb.ProjectionType_ALL,
 	})
+	// Every sandbox by its run, so the reaper finds an abandoned run's
+	// sandboxes in one Query.
+	d.State.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String(keys.RunSandboxesIndex),
+		PartitionKey:   str(keys.RunID),
+		SortKey:        str(keys.SandboxID),
+		ProjectionType: awsdynamodb.ProjectionType_ALL,
+	})
+	// Open runs, sparse and keys only, so the reaper finds the abandoned
+	// ones without a scan, and claims and checkpoints cost it nothing.
+	d.Runs.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String(keys.OpenIndex),
+		PartitionKey:   str(keys.OpenPK),
+		SortKey:        str(keys.OpenSK),
+		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
+	})
 	return d
 }

@@ -116,8 +116,8 @@ func TestLeastPrivilege(t *testing.T) {
 		ReaperFunctionID: {
 			logs(x.Reaper.function),
 			secret("E2B_API_KEY"),
-			st("dynamodb:ConditionCheckItem,dynamodb:GetItem,dynamodb:Query,dynamodb:UpdateItem", state, join(state, "/index/live")),
-			st("dynamodb:ConditionCheckItem,dynamodb:GetItem,dynamodb:UpdateItem", runs),
+			st("dynamodb:ConditionCheckItem,dynamodb:GetItem,dynamodb:Query,dynamodb:UpdateItem", state, join(state, "/index/live"), join(state, "/index/runSandboxes")),
+			st("dynamodb:GetItem,dynamodb:PutItem,dynamodb:Query", runs, join(runs, "/index/open")),
 		},
 	}
 	for _, c := range fnCases {

@@ -72,7 +72,9 @@ func newReaper(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*R
 			MaxEventAge:   awscdk.Duration_Seconds(jsii.Number(60)),
 		})},
 	})
-	grantTable(fn.Role, d.State, []string{"Query", "GetItem", "UpdateItem", "ConditionCheckItem"}, keys.LiveIndex)
-	grantTable(fn.Role, d.Runs, []string{"GetItem", "UpdateItem", "ConditionCheckItem"})
+	grantTable(fn.Role, d.State, []string{"Query", "GetItem", "UpdateItem", "ConditionCheckItem"}, keys.LiveIndex, keys.RunSandboxesIndex)
+	// Closing an abandoned run: read it, write it whole (FinishRun, with
+	// the refund's UpdateItem on the state table), find it on the index.
+	grantTable(fn.Role, d.Runs, []string{"Query", "GetItem", "PutItem"}, keys.OpenIndex)
 	return r, nil
 }

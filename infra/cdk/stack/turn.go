@@ -1,6 +1,8 @@
 package stack
 
 import (
+	"time"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -10,16 +12,18 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/commonly/runtime/shared/secrets"
+	"github.com/commonly/runtime/shared/turns"
 )
 
 // Turn settings, each with its reason.
 const (
 	// The worker runs a whole turn in one invocation: the loop's 170 s
 	// budget (agent.DefaultMaxWall), the 5 s grace to post the answer, and
-	// 5 s to kill the sandbox and write the final run. Equal to the
-	// worker's StaleAfter (3 min), so a retry after a timeout, which comes
-	// a minute later at the earliest, finds the run stale and closes it.
-	turnTimeoutSeconds = 180
+	// 5 s to kill the sandbox and write the final run. It is
+	// turns.MaxTurnDuration, on which a run's deadline is built: a retry
+	// after a timeout, a minute later, finds the run abandoned and closes
+	// it; the reaper closes the others.
+	turnTimeoutSeconds = int(turns.MaxTurnDuration / time.Second)
 	// The process peaks near 30 MiB (README, "Benchmarks"); the memory
 	// buys CPU (1,769 MB is one vCPU): 512 MB keeps the API path's ~4 ms
 	// of CPU per turn (measured at a full core) near 15 ms.
@@ -29,8 +33,9 @@ const (
 	// retry harmless.
 	turnDispatchRetries = 2
 	// A dispatch not started within 15 minutes (both retries after two
-	// timeouts fit) is of no use to its user: it goes to the on-failure
-	// queue and the run is closed by the reaper.
+	// timeouts fit) goes to the on-failure queue. One later than
+	// turns.ClaimWindow (90 s) no longer starts its turn; the run is
+	// closed by a retry or the reaper.
 	turnDispatchMaxAgeMinutes = 15
 )
 

@@ -1,0 +1,92 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/sandbox"
+	"github.com/commonly/runtime/shared/turns"
+)
+
+var _ turns.ReclaimStore = (*Dynamo)(nil)
+
+// maxOpenPage bounds one page of the open index: its entries are keys
+// only (about 100 bytes), so a page stays far below DynamoDB's 1 MB.
+const maxOpenPage = 1000
+
+// OpenRuns lists the runs on the open index admitted before before,
+// oldest first, at most limit, following the index's pages. The index
+// holds only open runs (marshalRun); it is eventually consistent, so a
+// run finished a moment ago may still be listed: the caller reads the
+// run before acting on it.
+func (d *Dynamo) OpenRuns(ctx context.Context, before time.Time, limit int) ([]turns.OpenRun, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("open runs: limit %d is not positive", limit)
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(d.tables.Runs),
+		IndexName:                 aws.String(keys.OpenIndex),
+		KeyConditionExpression:    aws.String("#pk = :open AND #since < :before"),
+		ExpressionAttributeNames:  map[string]string{"#pk": keys.OpenPK, "#since": keys.OpenSK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":open": str(keys.OpenValue), ":before": str(keys.OpenSort(before))},
+		ScanIndexForward:          aws.Bool(true),
+	}
+	var open []turns.OpenRun
+	for {
+		in.Limit = aws.Int32(int32(min(limit-len(open), d.openPage)))
+		out, err := d.db.Query(ctx, in)
+		if err != nil {
+			return open, fmt.Errorf("query open runs (%d listed): %w", len(open), err)
+		}
+		for _, item := range out.Items {
+			id, since := strAttr(item, keys.RunID), strAttr(item, keys.OpenSK)
+			at, err := keys.ParseSort(since)
+			if id == "" || err != nil {
+				return open, fmt.Errorf("open index entry %q (since %q): %w", id, since, errMalformedEntry)
+			}
+			open = append(open, turns.OpenRun{RunID: id, Since: at})
+		}
+		if len(open) >= limit || len(out.LastEvaluatedKey) == 0 {
+			return open, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// errMalformedEntry is an index entry the store did not write.
+var errMalformedEntry = errors.New("malformed index entry")
+
+// RunSandboxes lists the run's sandboxes still recorded running, from
+// the runSandboxes index: one Query, as many items as the run made
+// sandboxes (at most one per turn today).
+func (d *Dynamo) RunSandboxes(ctx context.Context, runID string) ([]turns.SandboxRef, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(d.tables.State),
+		IndexName:                 aws.String(keys.RunSandboxesIndex),
+		KeyConditionExpression:    aws.String("#run = :run"),
+		FilterExpression:          aws.String("#st = :running"),
+		ExpressionAttributeNames:  map[string]string{"#run": keys.RunID, "#st": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":run": str(runID), ":running": str(sandbox.StatusRunning)},
+	}
+	var refs []turns.SandboxRef
+	for {
+		out, err := d.db.Query(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("query sandboxes of run %s: %w", runID, err)
+		}
+		for _, item := range out.Items {
+			refs = append(refs, turns.SandboxRef{Provider: strAttr(item, "provider"), SandboxID: strAttr(item, keys.SandboxID)})
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return refs, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
