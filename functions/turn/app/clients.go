@@ -42,5 +42,5 @@ func sandboxProvider(cfg Config, d Deps) (sandbox.Provider, error) {
 	if cfg.Sandbox == SandboxLocal {
 		return local.New(local.Config{}), nil
 	}
-	return e2b.New(e2b.Config{APIKey: cfg.E2BAPIKey, Domain: cfg.E2BDomain, APIURL: cfg.E2BAPIURL, SandboxURL: cfg.E2BSandboxURL, Template: cfg.E2BTemplate, Now: d.Now})
+	return e2b.New(e2b.Config{APIKey: cfg.E2BAPIKey, Stage: cfg.Stage, Domain: cfg.E2BDomain, APIURL: cfg.E2BAPIURL, SandboxURL: cfg.E2BSandboxURL, Template: cfg.E2BTemplate, Now: d.Now})
 }
