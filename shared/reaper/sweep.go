@@ -258,12 +258,12 @@ func (s *sweep) kill(c candidate) {
 		s.update(func(r *Report) { r.KillFailures++ })
 		return
 	}
-	age := ""
-	if !c.started.IsZero() {
-		age = s.now.Sub(c.started).Round(time.Second).String()
-	}
 	if found {
-		log.InfoContext(s.ctx, "sandbox killed", "age", age)
+		if c.started.IsZero() {
+			log.InfoContext(s.ctx, "sandbox killed")
+		} else {
+			log.InfoContext(s.ctx, "sandbox killed", "age", s.now.Sub(c.started).Round(time.Second).String())
+		}
 	}
 	// Detached: a sandbox killed just before the deadline is still
 	// recorded killed.
