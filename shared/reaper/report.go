@@ -38,7 +38,7 @@ type Report struct {
 	// from the runs stream), RunsAlreadyClosed were closed by someone else
 	// first, RunFailures could not be closed, RunsLeft were not reached.
 	RunsAbandoned, RunsInterrupted, RunsRefunded, RunsAlreadyClosed, RunFailures, RunsLeft int
-	InterruptedCostMicros                                                             money.Micros
+	InterruptedCostMicros                                                                  money.Micros
 	// Cut is set when the deadline (or the caller) ended the sweep early.
 	Cut     bool
 	Elapsed time.Duration

@@ -156,6 +156,11 @@ func TestListShiftingBetweenPages(t *testing.T) {
 	if calls := r.e2b.Calls(); calls[e2btest.CallKill] != 150 {
 		t.Errorf("%d kills for 150 sandboxes", calls[e2btest.CallKill])
 	}
+	for _, id := range expired {
+		if r.alive(id) {
+			t.Errorf("expired %s survived", id)
+		}
+	}
 	for _, id := range young {
 		if !r.alive(id) {
 			t.Errorf("young %s killed", id)
