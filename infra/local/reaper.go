@@ -116,12 +116,12 @@ func (r *localReaper) sweep(ctx context.Context) {
 
 // label is the start banner's line.
 func (r *localReaper) label() string {
-	what := "the local bubblewrap sandbox's sessions and the state table's live index"
+	from := "the local bubblewrap sandbox's sessions, the state table's live index"
 	if r.cfg.Sandbox == reaperapp.SandboxE2B {
-		what = fmt.Sprintf("E2B's sandboxes of stage %q (STAGE) and the state table's live index", r.cfg.Stage)
+		from = fmt.Sprintf("E2B's list of stage %q (STAGE), the state table's live index", r.cfg.Stage)
 	}
-	return fmt.Sprintf("every %s (REAPER_INTERVAL): kills %s past %s (SANDBOX_LIFETIME) + %s, and closes runs still open %s after admission as interrupted",
-		r.interval, what, r.cfg.Lifetime, reaper.DefaultGrace, turns.InterruptAfter)
+	return fmt.Sprintf("every %s (REAPER_INTERVAL): kills sandboxes (%s) past %s (SANDBOX_LIFETIME) + %s, closes runs still open %s after admission as interrupted",
+		r.interval, from, r.cfg.Lifetime, reaper.DefaultGrace, turns.InterruptAfter)
 }
 
 func (r *localReaper) close() {
