@@ -25,7 +25,7 @@ run: deps
 	$(GO) run ./infra/local
 
 ## test: formatting, vet, staticcheck, the API document's lint and typed client, every test, a short fuzz run, each benchmark once,
-## the RIE invoke tests (turn, alarm), the CDK stack's tests and cdk-nag, and every functions/*/testdata event invoked from the synthesized template
+## the RIE invoke tests (turn, alarm, reaper), the CDK stack's tests and cdk-nag, and every functions/*/testdata event invoked from the synthesized template
 test: deps tools build synth lint api unit cdk-test fuzz bench-smoke
 
 ## deps: Debian packages the local sandbox needs (bubblewrap, python3, node)
@@ -85,7 +85,8 @@ $(API_CLIENT)/node_modules/.package-lock.json: $(API_CLIENT)/package.json $(API_
 	@touch $@
 
 unit:
-	RIE_BIN=$(GOBIN)/aws-lambda-rie TURN_BOOTSTRAP=$(CURDIR)/bin/turn/bootstrap ALARM_BOOTSTRAP=$(CURDIR)/bin/alarm/bootstrap CDK_TEMPLATE=$(CURDIR)/$(CDK_TEMPLATE) \
+	RIE_BIN=$(GOBIN)/aws-lambda-rie TURN_BOOTSTRAP=$(CURDIR)/bin/turn/bootstrap ALARM_BOOTSTRAP=$(CURDIR)/bin/alarm/bootstrap \
+	  REAPER_BOOTSTRAP=$(CURDIR)/bin/reaper/bootstrap CDK_TEMPLATE=$(CURDIR)/$(CDK_TEMPLATE) \
 	  $(GO) test -count=1 ./...
 	@# The patched minidyn is a module of its own (./... skips it). Its tests'
 	@# pinned SDK refuses a custom CA bundle with their HTTP client.

@@ -77,6 +77,16 @@ var expectations = map[string]expect{
 		}
 	},
 	"turn/no-auth.json": status(401),
+	// One sweep with the template's environment and local.env.json's
+	// SANDBOX=local: the state table and the runs read, nothing to do.
+	"reaper/scheduled.json": func(t *testing.T, r response) {
+		var res struct {
+			Killed, SourceFailures *int
+		}
+		if r.FunctionError || json.Unmarshal(r.Body, &res) != nil || res.Killed == nil || res.SourceFailures == nil || *res.SourceFailures != 0 {
+			t.Errorf("sweep: %s", r.Body)
+		}
+	},
 }
 
 // TestEveryEventFileFromTheTemplate is `make invoke`'s path for every

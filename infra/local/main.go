@@ -27,6 +27,7 @@ import (
 	"github.com/commonly/runtime/api"
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/local/gateway"
+	"github.com/commonly/runtime/shared/sandbox/local"
 	"github.com/commonly/runtime/shared/store/embedded"
 )
 
@@ -94,13 +95,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 		return fmt.Errorf("aws config: %w", err)
 	}
 	ddb := dynamodb.NewFromConfig(awsCfg)
-	built, err := app.Build(ctx, cfg, app.Deps{Dynamo: ddb, Log: log})
+	// One local provider for the turns and the reaper: its sessions live
+	// in this process.
+	var box *local.Provider
+	if cfg.Sandbox == app.SandboxLocal {
+		box = local.New(local.Config{})
+	}
+	built, err := app.Build(ctx, cfg, app.Deps{Dynamo: ddb, Log: log, LocalSandbox: box})
 	if err != nil {
 		return err
 	}
 	if err := alarm.subscribe(ctx, db, ddb, eventbridge.NewFromConfig(awsCfg), cfg.Tables.Runs, log, nil); err != nil {
 		return fmt.Errorf("alarm function: %w", err)
 	}
+	reap, err := newLocalReaper(env, ddb, box, log, time.Now, out)
+	if err != nil {
+		return fmt.Errorf("reaper function: %w", err)
+	}
+	reap.start(ctx)
+	defer reap.close()
 
 	addr := "127.0.0.1:" + envOr(getenv, "PORT", "8080")
 	ln, err := net.Listen("tcp", addr)
@@ -113,8 +126,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	go func() { errc <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
 
-	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded)%s\n  alarm:      %s\n  dispatch:   %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
-		base, base+api.Path, db.URL, tablesLabel(tables), alarm.label(), cfg.Dispatch, modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
+	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded)%s\n  alarm:      %s\n  reaper:     %s\n  dispatch:   %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
+		base, base+api.Path, db.URL, tablesLabel(tables), alarm.label(), reap.label(), cfg.Dispatch, modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
 	if err := demo(ctx, base, secret, cfg, pods, out); err != nil {
 		fmt.Fprintln(out, "demo failed:", err)
 	}
@@ -139,13 +152,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 func localEnv(getenv func(string) string) map[string]string {
 	env := map[string]string{
 		"STATE_TABLE": "commonly-state", "RUNS_TABLE": "commonly-runs", "TURN_DISPATCH": app.DispatchInline,
-		"EVENT_BUS_NAME": "commonly-local",
+		"EVENT_BUS_NAME": "commonly-local", "STAGE": "local",
 	}
 	for _, k := range []string{"STATE_TABLE", "RUNS_TABLE", "TURN_DISPATCH", "HOSTED_ENGINE", "PLAN_TURN_LIMITS", "INSTALL_CACHE_TTL",
 		"DO_RUNTIME_URL", "DO_RUNTIME_TOKEN", "DO_RUNTIME_TIMEOUT", "LLM_MODE", "LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", "LLM_TIMEOUT",
 		"TURN_MAX_USD", "PRICE_TABLE_FILE", "BROKER_URL", "BROKER_TOKEN", "COMMONLY_API_URL", "SEARCH_PROVIDER", "SEARCH_API_KEY",
 		"SEARCH_API_URL", "GITHUB_API_URL", "SANDBOX", "E2B_API_KEY", "E2B_DOMAIN", "E2B_API_URL", "E2B_SANDBOX_URL", "E2B_TEMPLATE",
-		"AWS_LAMBDA_FUNCTION_NAME", "EVENT_BUS_NAME", "DAILY_SPEND_ALARM_USD", "EVENTS_FILE", "DAILY_SPEND_CAP_USD"} {
+		"AWS_LAMBDA_FUNCTION_NAME", "EVENT_BUS_NAME", "DAILY_SPEND_ALARM_USD", "EVENTS_FILE", "DAILY_SPEND_CAP_USD",
+		"STAGE", "SANDBOX_LIFETIME", "REAPER_INTERVAL"} {
 		if v := getenv(k); v != "" {
 			env[k] = v
 		}

@@ -31,49 +31,90 @@ func (d *Dynamo) SandboxCreated(ctx context.Context, rec sandbox.Record) error {
 }
 
 // SandboxKilled marks a sandbox killed and takes it off the live index.
-// Marking a sandbox that was never recorded is not an error.
+// Marking a sandbox that was never recorded, or is marked already, is not
+// an error.
 func (d *Dynamo) SandboxKilled(ctx context.Context, sandboxID string, at time.Time) error {
+	_, err := d.MarkSandboxKilled(ctx, sandboxID, at)
+	return err
+}
+
+// MarkSandboxKilled marks a running sandbox killed at at and takes it off
+// the live index, and reports whether it did. The write is conditional on
+// the record still being running: the turn closing its sandbox and the
+// reaper killing it may both mark it, and the first one's time stays. A
+// failed condition (never recorded, marked already) is that outcome,
+// false, not an error.
+func (d *Dynamo) MarkSandboxKilled(ctx context.Context, sandboxID string, at time.Time) (bool, error) {
 	_, err := d.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(d.tables.State),
 		Key:                       stateKey(keys.Sandbox(sandboxID)),
 		UpdateExpression:          aws.String("SET #s = :killed, #k = :at REMOVE #g1, #g2"),
-		ConditionExpression:       aws.String("attribute_exists(#pk)"),
+		ConditionExpression:       aws.String("attribute_exists(#pk) AND #s = :running"),
 		ExpressionAttributeNames:  map[string]string{"#s": "status", "#k": "killedAt", "#g1": keys.GSI1PK, "#g2": keys.GSI1SK, "#pk": keys.PK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":killed": str(sandbox.StatusKilled), ":at": encodeTime(at)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":killed": str(sandbox.StatusKilled), ":running": str(sandbox.StatusRunning), ":at": encodeTime(at)},
 	})
 	if _, ok := isConditionFailed(err); ok {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("mark sandbox %s killed: %w", sandboxID, err)
+		return false, fmt.Errorf("mark sandbox %s killed: %w", sandboxID, err)
 	}
-	return nil
+	return true, nil
 }
 
-// ExpiredSandboxes lists live sandboxes whose lifetime ended before now,
-// oldest first, for the reaper.
-func (d *Dynamo) ExpiredSandboxes(ctx context.Context, now time.Time, limit int32) ([]sandbox.Record, error) {
-	out, err := d.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:              aws.String(d.tables.State),
-		IndexName:              aws.String(keys.LiveIndex),
-		KeyConditionExpression: aws.String("#p = :live AND #s <= :now"),
-		// The sparse index drops killed sandboxes in DynamoDB; the filter
-		// also holds on servers whose indexes keep stale entries.
-		FilterExpression:          aws.String("#st = :running"),
-		ExpressionAttributeNames:  map[string]string{"#p": keys.GSI1PK, "#s": keys.GSI1SK, "#st": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":live": str(keys.LiveValue), ":now": str(keys.LiveSort(now)), ":running": str(sandbox.StatusRunning)},
-		Limit:                     aws.Int32(limit),
-	})
+// GetSandbox reads a sandbox's record; found is false when there is none.
+func (d *Dynamo) GetSandbox(ctx context.Context, sandboxID string) (rec sandbox.Record, found bool, err error) {
+	item, err := d.getItem(ctx, d.tables.State, stateKey(keys.Sandbox(sandboxID)))
 	if err != nil {
-		return nil, fmt.Errorf("query expired sandboxes: %w", err)
+		return sandbox.Record{}, false, fmt.Errorf("get sandbox %s: %w", sandboxID, err)
 	}
-	recs := make([]sandbox.Record, 0, len(out.Items))
-	for _, item := range out.Items {
-		var r sandbox.Record
-		if err := attributevalue.UnmarshalMap(item, &r); err != nil {
-			return nil, fmt.Errorf("decode sandbox record: %w", err)
+	if len(item) == 0 {
+		return sandbox.Record{}, false, nil
+	}
+	if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
+		return sandbox.Record{}, false, fmt.Errorf("decode sandbox record: %w", err)
+	}
+	return rec, true, nil
+}
+
+// ExpiredSandboxes lists up to limit live sandboxes whose lifetime ended
+// at or before bound, oldest first, for the reaper: a query of the live
+// index (never a scan), followed page by page until limit records or the
+// index's end.
+func (d *Dynamo) ExpiredSandboxes(ctx context.Context, bound time.Time, limit int32) ([]sandbox.Record, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("query expired sandboxes: limit %d is not positive", limit)
+	}
+	var recs []sandbox.Record
+	var start map[string]types.AttributeValue
+	for {
+		out, err := d.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:              aws.String(d.tables.State),
+			IndexName:              aws.String(keys.LiveIndex),
+			KeyConditionExpression: aws.String("#p = :live AND #s <= :bound"),
+			// The sparse index drops killed sandboxes in DynamoDB; the filter
+			// also holds on servers whose indexes keep stale entries.
+			FilterExpression:          aws.String("#st = :running"),
+			ExpressionAttributeNames:  map[string]string{"#p": keys.GSI1PK, "#s": keys.GSI1SK, "#st": "status"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":live": str(keys.LiveValue), ":bound": str(keys.LiveSort(bound)), ":running": str(sandbox.StatusRunning)},
+			// Limit counts the items read before the filter: what is left
+			// to find bounds each page.
+			Limit:             aws.Int32(limit - int32(len(recs))),
+			ExclusiveStartKey: start,
+		})
+		if err != nil {
+			return recs, fmt.Errorf("query expired sandboxes: %w", err)
 		}
-		recs = append(recs, r)
+		for _, item := range out.Items {
+			var r sandbox.Record
+			if err := attributevalue.UnmarshalMap(item, &r); err != nil {
+				return recs, fmt.Errorf("decode sandbox record: %w", err)
+			}
+			recs = append(recs, r)
+		}
+		if len(out.LastEvaluatedKey) == 0 || int32(len(recs)) >= limit {
+			return recs, nil
+		}
+		start = out.LastEvaluatedKey
 	}
-	return recs, nil
 }

@@ -1,12 +1,11 @@
-// Package app will hold the reaper function's configuration and wiring
-// (its own issue). Today it holds the variables of its deployed contract,
-// which the CDK stack is checked against.
 package app
 
 // Variables are the environment variables the reaper function reads,
-// sorted. The CDK stack declares exactly these on ReaperFunction (the E2B
-// key also as E2B_API_KEY_SECRET_ARN, shared/secrets); whoever makes the
-// function read another variable adds it here.
+// sorted: exactly what LoadConfig reads (a test checks it). The CDK stack
+// declares these on ReaperFunction (the E2B key also as
+// E2B_API_KEY_SECRET_ARN, which main resolves through shared/secrets
+// before LoadConfig); whoever makes the function read another variable
+// adds it here.
 var Variables = []string{
 	"E2B_API_KEY",
 	"E2B_API_URL",

@@ -14,6 +14,7 @@ import (
 	"github.com/commonly/runtime/shared/agent"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/pricing"
+	"github.com/commonly/runtime/shared/sandbox/local"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/tools"
@@ -36,6 +37,10 @@ type Deps struct {
 	// benchmarks, which measure this wiring with a no-op tool.
 	ExtraTools []tools.Tool
 	Poster     agent.Poster
+	// LocalSandbox, with SANDBOX=local, is the provider code runs in; nil
+	// builds one. The local stack shares its provider with its reaper,
+	// which kills the sessions past their lifetime.
+	LocalSandbox *local.Provider
 }
 
 // Built is a wired turn function.

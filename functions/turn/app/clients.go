@@ -40,7 +40,10 @@ func brokerClient(cfg Config, d Deps) (*broker.Client, error) {
 // sandboxProvider is where code runs: E2B, or the local sandbox.
 func sandboxProvider(cfg Config, d Deps) (sandbox.Provider, error) {
 	if cfg.Sandbox == SandboxLocal {
+		if d.LocalSandbox != nil {
+			return d.LocalSandbox, nil
+		}
 		return local.New(local.Config{}), nil
 	}
-	return e2b.New(e2b.Config{APIKey: cfg.E2BAPIKey, Domain: cfg.E2BDomain, APIURL: cfg.E2BAPIURL, SandboxURL: cfg.E2BSandboxURL, Template: cfg.E2BTemplate, Now: d.Now})
+	return e2b.New(e2b.Config{APIKey: cfg.E2BAPIKey, Stage: cfg.Stage, Domain: cfg.E2BDomain, APIURL: cfg.E2BAPIURL, SandboxURL: cfg.E2BSandboxURL, Template: cfg.E2BTemplate, Now: d.Now})
 }

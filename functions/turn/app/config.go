@@ -49,6 +49,10 @@ const (
 
 // Config is the turn function's configuration, read from the environment.
 type Config struct {
+	// Stage is the deployment (STAGE): every E2B sandbox is tagged with
+	// it, so that this stage's reaper finds them and no other's kills
+	// them. Required with SANDBOX=e2b.
+	Stage           string
 	Tables          store.Tables
 	DefaultEngine   turns.EngineName
 	Limits          turns.Limits
@@ -127,6 +131,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return def
 	}
 	c := Config{
+		Stage:          get("STAGE", ""),
 		Tables:         store.Tables{State: get("STATE_TABLE", ""), Runs: get("RUNS_TABLE", "")},
 		Dispatch:       get("TURN_DISPATCH", DispatchLambda),
 		FunctionName:   get("AWS_LAMBDA_FUNCTION_NAME", ""),
@@ -230,6 +235,9 @@ func (c *Config) modes() []error {
 	}
 	if c.LLMMode == LLMLive && c.LLMBaseURL != "" && c.LLMAPIKey == "" {
 		errs = append(errs, errors.New("LLM_BASE_URL is set but LLM_API_KEY is not"))
+	}
+	if c.Sandbox == SandboxE2B && c.Stage == "" {
+		errs = append(errs, errors.New("STAGE is required with SANDBOX=e2b: it tags each sandbox for this deployment's reaper"))
 	}
 	return errs
 }

@@ -65,7 +65,7 @@ func TestLoadConfig(t *testing.T) {
 	if cfg.LLMMode != LLMOffline || cfg.Sandbox != SandboxLocal || cfg.PodTools || cfg.WebSearch || cfg.GitHub || cfg.Fallback {
 		t.Errorf("features with nothing configured: %+v", cfg)
 	}
-	cfg, err = LoadConfig(with("LLM_MODE", "live", "SANDBOX", "e2b", "LLM_BASE_URL", "https://litellm.internal", "LLM_API_KEY", "k", "E2B_API_KEY", "e2b_k",
+	cfg, err = LoadConfig(with("STAGE", "dev", "LLM_MODE", "live", "SANDBOX", "e2b", "LLM_BASE_URL", "https://litellm.internal", "LLM_API_KEY", "k", "E2B_API_KEY", "e2b_k",
 		"BROKER_URL", "https://broker", "BROKER_TOKEN", "t", "SEARCH_API_KEY", "s", "DO_RUNTIME_URL", "https://do", "DO_RUNTIME_TOKEN", "t"))
 	if err != nil {
 		t.Fatal(err)

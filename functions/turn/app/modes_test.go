@@ -11,7 +11,7 @@ import (
 // of serving the offline model or trying bubblewrap in AWS.
 func TestModesAreExplicit(t *testing.T) {
 	base := map[string]string{"STATE_TABLE": "s", "RUNS_TABLE": "r", "AWS_LAMBDA_FUNCTION_NAME": "turn"}
-	live := map[string]string{"LLM_BASE_URL": "https://litellm.internal", "LLM_API_KEY": "k", "E2B_API_KEY": "e2b_k"}
+	live := map[string]string{"LLM_BASE_URL": "https://litellm.internal", "LLM_API_KEY": "k", "E2B_API_KEY": "e2b_k", "STAGE": "dev"}
 	env := func(sets ...map[string]string) func(string) string {
 		m := map[string]string{}
 		for _, set := range append([]map[string]string{base}, sets...) {
@@ -37,6 +37,9 @@ func TestModesAreExplicit(t *testing.T) {
 		{"unknown modes", env(live, map[string]string{"LLM_MODE": "mock", "SANDBOX": "docker"}), []string{"LLM_MODE", "SANDBOX"}, "", ""},
 		{"offline with a live URL", env(live, map[string]string{"LLM_MODE": "offline"}), []string{"LLM_MODE=offline", "LLM_BASE_URL"}, "", ""},
 		{"local with an E2B key", env(live, map[string]string{"SANDBOX": "local"}), []string{"SANDBOX=local", "E2B_API_KEY"}, "", ""},
+		// Untagged sandboxes would escape the stage's reaper's list.
+		{"E2B without a stage", env(live, map[string]string{"STAGE": ""}), []string{"STAGE"}, "", ""},
+		{"local without a stage", env(map[string]string{"LLM_MODE": "offline", "SANDBOX": "local"}), nil, LLMOffline, SandboxLocal},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ const pythonBlock = "what is 6*7?\n```python\nprint(6*7)\n```"
 
 func e2bEnv(f *e2btest.Fake) map[string]string {
 	c := f.ClientConfig()
-	return map[string]string{"SANDBOX": "e2b", "E2B_API_KEY": c.APIKey, "E2B_API_URL": c.APIURL, "E2B_SANDBOX_URL": c.SandboxURL}
+	return map[string]string{"STAGE": c.Stage, "SANDBOX": "e2b", "E2B_API_KEY": c.APIKey, "E2B_API_URL": c.APIURL, "E2B_SANDBOX_URL": c.SandboxURL}
 }
 
 // sandboxRecords reads the ledger rows the turn wrote for the reaper.
@@ -75,7 +75,8 @@ func TestCodeTurnThroughTheE2BClient(t *testing.T) {
 	env, _ := b["envVars"].(map[string]any)
 	meta, _ := b["metadata"].(map[string]any)
 	if b["timeout"] != 180.0 || b["allow_internet_access"] != false || env == nil || len(env) != 0 || b["secure"] != true ||
-		b["autoPause"] != false || meta["runId"] != run.RunID || meta["userId"] != "user-1" || meta["installId"] != "inst-1" {
+		b["autoPause"] != false || meta["runId"] != run.RunID || meta["userId"] != "user-1" || meta["installId"] != "inst-1" ||
+		meta["app"] != "commonly-turns" || meta["stage"] != e2btest.DefaultStage {
 		t.Errorf("create body = %v", b)
 	}
 	if fake.Alive() != 0 || len(fake.Kills()) != 1 || fake.Kills()[0] != tc.CodeRun.SandboxID {

@@ -2,8 +2,7 @@ package app
 
 // Variables are the environment variables the turn function's
 // configuration reads, sorted: what LoadConfig reads, and the rest of the
-// deployed contract (team design notes) that is being wired now (STAGE,
-// LLM_MODE, SANDBOX, DO_RUNTIME_TIMEOUT, DAILY_SPEND_CAP_USD). The CDK
+// deployed contract (team design notes). The CDK
 // stack declares exactly these on the function (each secret X also as
 // X_SECRET_ARN, shared/secrets), so that a variable read here cannot be
 // missing from the template, and a test checks that LoadConfig reads

@@ -116,6 +116,20 @@ func grantTable(role awsiam.IRole, t awsdynamodb.Table, actions []string, indexe
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: &ddb, Resources: &resources}))
 }
 
+// grantIndexes grants actions on the named indexes of a table only (a
+// Query of an index needs no grant on the table).
+func grantIndexes(role awsiam.IRole, t awsdynamodb.Table, actions []string, indexes ...string) {
+	resources := make([]*string, len(indexes))
+	for i, ix := range indexes {
+		resources[i] = jsii.String(fmt.Sprintf("%s/index/%s", *t.TableArn(), ix))
+	}
+	ddb := make([]*string, len(actions))
+	for i, a := range actions {
+		ddb[i] = jsii.String("dynamodb:" + a)
+	}
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: &ddb, Resources: &resources}))
+}
+
 // environment is a function's declared variables: every variable it
 // reads, with its value in AWS. "" means the function's own default
 // (README, "Configuration").

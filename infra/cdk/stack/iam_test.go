@@ -13,6 +13,7 @@ import (
 type statement struct {
 	Actions   string // sorted, comma-joined
 	Resources string // JSON of the sorted resources
+	Condition string // JSON, "" when there is none
 }
 
 func statementsOf(t *testing.T, x *synthesized, role awsiam.Role) []statement {
@@ -33,7 +34,12 @@ func statementsOf(t *testing.T, x *synthesized, role awsiam.Role) []statement {
 			if st["Effect"] != "Allow" {
 				t.Errorf("a %s statement: %v", st["Effect"], st)
 			}
-			out = append(out, statement{Actions: joinSorted(st["Action"]), Resources: jsonSorted(st["Resource"])})
+			cond := ""
+			if c, ok := st["Condition"]; ok {
+				raw, _ := json.Marshal(c)
+				cond = string(raw)
+			}
+			out = append(out, statement{Actions: joinSorted(st["Action"]), Resources: jsonSorted(st["Resource"]), Condition: cond})
 		}
 	}
 	slices.SortFunc(out, func(a, b statement) int { return strings.Compare(a.Actions+a.Resources, b.Actions+b.Resources) })
@@ -113,11 +119,16 @@ func TestLeastPrivilege(t *testing.T) {
 			st("dynamodb:ConditionCheckItem,dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", state),
 			st("events:PutEvents", getAtt(x.id(x.Events.Bus), "Arn")),
 		},
+		// Queries of its three indexes only; item writes on sandbox
+		// records and users' days (the refund) only; a run read and
+		// written whole.
 		ReaperFunctionID: {
 			logs(x.Reaper.function),
 			secret("E2B_API_KEY"),
-			st("dynamodb:ConditionCheckItem,dynamodb:GetItem,dynamodb:Query,dynamodb:UpdateItem", state, join(state, "/index/live"), join(state, "/index/runSandboxes")),
-			st("dynamodb:GetItem,dynamodb:PutItem,dynamodb:Query", runs, join(runs, "/index/open")),
+			st("dynamodb:Query", join(state, "/index/live"), join(state, "/index/runSandboxes")),
+			withCondition(st("dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOX#*","USER#*"]}}`),
+			st("dynamodb:Query", join(runs, "/index/open")),
+			st("dynamodb:GetItem,dynamodb:PutItem", runs),
 		},
 	}
 	for _, c := range fnCases {
@@ -139,6 +150,11 @@ func TestLeastPrivilege(t *testing.T) {
 	if n := len(x.ofType("AWS::IAM::Role")); n != 3 {
 		t.Errorf("%d roles, want one per function", n)
 	}
+}
+
+func withCondition(s statement, cond string) statement {
+	s.Condition = cond
+	return s
 }
 
 func toAny(list []string) []any {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/commonly/runtime/shared/metrics"
+	"github.com/commonly/runtime/shared/reaper"
 )
 
 // Metrics the dashboard reads from the runtime's namespace
@@ -23,8 +24,19 @@ const (
 	MetricTurnsFailed     = "TurnsFailed"           // by ErrorKind
 	MetricCeilingRefusals = "TurnsRefusedAtCeiling" // by Plan (turns.Service)
 	MetricTurnCost        = "TurnCostMicros"        // by Engine and Status (turns.Worker)
-	MetricSandboxesKilled = "SandboxesKilled"       // the reaper's sweep
-	MetricRunsInterrupted = "RunsInterrupted"       // the reaper's sweep
+	// The reaper's, one EMF event per sweep without dimensions
+	// (shared/reaper, report.go).
+	MetricSandboxesListed      = reaper.MetricSandboxesListed
+	MetricSandboxesExpired     = reaper.MetricSandboxesExpired
+	MetricSandboxesKilled      = reaper.MetricSandboxesKilled
+	MetricSandboxesAlreadyGone = reaper.MetricSandboxesAlreadyGone
+	MetricSandboxKillFailures  = reaper.MetricSandboxKillFailures
+	MetricSandboxesLeft        = reaper.MetricSandboxesLeft
+	MetricSourceFailures       = reaper.MetricSourceFailures
+	MetricRunsInterrupted      = reaper.MetricRunsInterrupted
+	MetricRunsRefunded         = reaper.MetricRunsRefunded
+	MetricRunInterruptFailures = reaper.MetricRunInterruptFailures
+	MetricSweepDuration        = reaper.MetricSweepDuration
 )
 
 // Alarm thresholds, each with its reason.
@@ -41,6 +53,11 @@ const (
 	// function fails only when neither source could be read) is an
 	// outage, not a blip.
 	reaperFailedSweeps = 3
+	// A source (E2B's list, the live index, the open runs), a kill or the
+	// closing of a run failing in five sweeps in a row is no blip: the
+	// sweep goes on without it, so sandboxes or runs may be left behind
+	// while the function itself succeeds.
+	reaperDegradedSweeps = 5
 )
 
 // Observability is the dashboard and the alarms, which tell the ops topic.
@@ -89,6 +106,12 @@ func newObservability(scope constructs.Construct, s *Settings, ev *Events, t *Tu
 	alarm("DispatchFailuresQueued", "Turn dispatches that Lambda gave up on are in the dispatch failure queue: their runs were not run.", depth(t.DispatchFailures), 1, 1)
 	alarm("StreamFailuresQueued", "Runs-stream batches that the alarm function gave up on are in the stream failure queue: their costs are not counted.", depth(a.StreamFailures), 1, 1)
 	alarm("StreamIteratorAge", "The alarm function is behind the runs stream: spend alarms and the day's cost are late.", iteratorAge, iteratorAgeThresholdMs, iteratorAgePeriods)
+	sweep := func(name string) awscloudwatch.Metric {
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(name), Period: minute, Statistic: sum})
+	}
+	alarm("ReaperSourceFailures", fmt.Sprintf("A source of the reaper (E2B's list, the state table's live index or the open runs) failed in %d sweeps in a row: what only it shows is not reaped (the log line 'reaper source failed' names it).", reaperDegradedSweeps), sweep(MetricSourceFailures), 1, reaperDegradedSweeps)
+	alarm("ReaperKillFailures", fmt.Sprintf("The reaper failed to kill sandboxes past their lifetime in %d sweeps in a row: they keep running and billing ('sandbox kill failed' lines name them).", reaperDegradedSweeps), sweep(MetricSandboxKillFailures), 1, reaperDegradedSweeps)
+	alarm("ReaperRunFailures", fmt.Sprintf("The reaper failed to close abandoned runs in %d sweeps in a row: they stay open, unrefunded ('abandoned run not closed' lines name them).", reaperDegradedSweeps), sweep(MetricRunInterruptFailures), 1, reaperDegradedSweeps)
 
 	search := func(label, metric, stat string, period awscdk.Duration) awscloudwatch.IMetric {
 		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
@@ -115,7 +138,8 @@ func newObservability(scope constructs.Construct, s *Settings, ev *Events, t *Tu
 		Period:        five, Statistic: sum,
 	})
 	var alarmWidgets []awscloudwatch.IWidget
-	for _, id := range []string{"TurnErrors", "AlarmErrors", "ReaperFailures", "ReaperScheduleFailures", "DispatchFailuresQueued", "StreamFailuresQueued", "StreamIteratorAge"} {
+	for _, id := range []string{"TurnErrors", "AlarmErrors", "ReaperFailures", "ReaperScheduleFailures", "DispatchFailuresQueued", "StreamFailuresQueued", "StreamIteratorAge",
+		"ReaperSourceFailures", "ReaperKillFailures", "ReaperRunFailures"} {
 		alarmWidgets = append(alarmWidgets, awscloudwatch.NewAlarmWidget(&awscloudwatch.AlarmWidgetProps{
 			Title: jsii.String(id), Alarm: o.Alarms[id], Width: jsii.Number(6), Height: jsii.Number(4),
 		}))
@@ -130,13 +154,23 @@ func newObservability(scope constructs.Construct, s *Settings, ev *Events, t *Tu
 			},
 			{
 				graph("Cost per UTC day (USD)", costUSD),
-				graph("Sandboxes reaped, runs interrupted", search("sandboxes killed", MetricSandboxesKilled, "Sum", five), search("runs interrupted", MetricRunsInterrupted, "Sum", five)),
+				graph("Sandboxes reaped, runs interrupted",
+					search("sandboxes killed", MetricSandboxesKilled, "Sum", five), search("sandboxes already gone", MetricSandboxesAlreadyGone, "Sum", five),
+					search("runs interrupted", MetricRunsInterrupted, "Sum", five), search("runs refunded", MetricRunsRefunded, "Sum", five)),
 				graph("Spend alarms raised", alarmsRaised),
 			},
 			{
 				graph("Runs stream iterator age (ms)", iteratorAge),
 				graph("Function errors", errors(t.Function, five), errors(a.Function, five), errors(r.Function, five)),
 				graph("Failure queues", depth(t.DispatchFailures), depth(a.StreamFailures)),
+			},
+			{
+				graph("Reaper: sandboxes listed and past their lifetime",
+					search("listed", MetricSandboxesListed, "Maximum", five), search("expired", MetricSandboxesExpired, "Maximum", five)),
+				graph("Reaper: failures and work left",
+					search("source failures", MetricSourceFailures, "Sum", five), search("kill failures", MetricSandboxKillFailures, "Sum", five),
+					search("run close failures", MetricRunInterruptFailures, "Sum", five), search("sandboxes left", MetricSandboxesLeft, "Sum", five)),
+				graph("Reaper: sweep duration (ms)", search("sweep", MetricSweepDuration, "Maximum", five)),
 			},
 			&alarmWidgets,
 		},

@@ -3,10 +3,12 @@ package stack
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/commonly/runtime/shared/metrics"
+	"github.com/commonly/runtime/shared/reaper"
 )
 
 func TestAlarmsTellTheOpsTopic(t *testing.T) {
@@ -35,6 +37,9 @@ func TestAlarmsTellTheOpsTopic(t *testing.T) {
 		"StreamIteratorAge":      {lambdaMetric(x.id(x.Alarm.Function), "IteratorAge", "Maximum", 60), 120000, 5},
 		"DispatchFailuresQueued": {queueDepth(x.id(x.Turn.DispatchFailures)), 1, 1},
 		"StreamFailuresQueued":   {queueDepth(x.id(x.Alarm.StreamFailures)), 1, 1},
+		"ReaperSourceFailures":   {sweepMetric(MetricSourceFailures), 1, 5},
+		"ReaperKillFailures":     {sweepMetric(MetricSandboxKillFailures), 1, 5},
+		"ReaperRunFailures":      {sweepMetric(MetricRunInterruptFailures), 1, 5},
 		"ReaperScheduleFailures": {map[string]any{
 			"Namespace": "AWS/Events", "MetricName": "FailedInvocations", "Statistic": "Sum", "Period": 300,
 			"Dimensions": []any{map[string]any{"Name": "RuleName", "Value": ref(x.id(x.Reaper.Schedule))}},
@@ -71,6 +76,30 @@ func TestAlarmsTellTheOpsTopic(t *testing.T) {
 	}
 }
 
+// sweepMetric is one of the reaper's per-sweep metrics, summed per
+// minute (one sweep), without dimensions, as it emits them.
+func sweepMetric(name string) map[string]any {
+	return map[string]any{"Namespace": metrics.Namespace, "MetricName": name, "Statistic": "Sum", "Period": 60}
+}
+
+// The reaper emits every metric the dashboard and the alarms read of it,
+// and the dashboard shows every one it emits.
+func TestReaperMetricsAreTheOnesEmitted(t *testing.T) {
+	read := []string{MetricSandboxesListed, MetricSandboxesExpired, MetricSandboxesKilled, MetricSandboxesAlreadyGone,
+		MetricSandboxKillFailures, MetricSandboxesLeft, MetricSourceFailures, MetricRunsInterrupted, MetricRunsRefunded,
+		MetricRunInterruptFailures, MetricSweepDuration}
+	slices.Sort(read)
+	emitted := slices.Sorted(slices.Values(reaper.MetricNames))
+	equal(t, "reaper metrics", read, emitted)
+	x := synth(t, devSettings())
+	body := render(x.props(t, x.id(x.Observability.Dashboard))["DashboardBody"])
+	for _, name := range emitted {
+		if !strings.Contains(body, `MetricName=\"`+name+`\"`) {
+			t.Errorf("the dashboard does not show %s", name)
+		}
+	}
+}
+
 func TestDashboard(t *testing.T) {
 	x := synth(t, devSettings())
 	body := render(x.props(t, x.id(x.Observability.Dashboard))["DashboardBody"])
@@ -96,15 +125,20 @@ func TestDashboard(t *testing.T) {
 		return fmt.Sprintf(`SEARCH('Namespace=\"%s\" MetricName=\"%s\"', '%s', %d)`, metrics.Namespace, metric, stat, period)
 	}
 	for title, mustHave := range map[string][]string{
-		"Turns by engine and status":         {search(MetricTurns, "Sum", 300)},
-		"Failures by errorKind":              {search(MetricTurnsFailed, "Sum", 300)},
-		"Ceiling refusals":                   {search(MetricCeilingRefusals, "Sum", 300)},
-		"Cost per UTC day (USD)":             {"SUM(" + search(MetricTurnCost, "Sum", 86400) + ")/1000000"},
-		"Sandboxes reaped, runs interrupted": {search(MetricSandboxesKilled, "Sum", 300), search(MetricRunsInterrupted, "Sum", 300)},
-		"Spend alarms raised":                {`"AWS/Events","TriggeredRules","EventBusName"`, x.id(x.Events.SpendAlarms)},
-		"Runs stream iterator age (ms)":      {`"AWS/Lambda","IteratorAge","FunctionName"`, x.id(x.Alarm.Function)},
-		"Function errors":                    {x.id(x.Turn.Function), x.id(x.Alarm.Function), x.id(x.Reaper.Function)},
-		"Failure queues":                     {x.id(x.Turn.DispatchFailures), x.id(x.Alarm.StreamFailures)},
+		"Turns by engine and status": {search(MetricTurns, "Sum", 300)},
+		"Failures by errorKind":      {search(MetricTurnsFailed, "Sum", 300)},
+		"Ceiling refusals":           {search(MetricCeilingRefusals, "Sum", 300)},
+		"Cost per UTC day (USD)":     {"SUM(" + search(MetricTurnCost, "Sum", 86400) + ")/1000000"},
+		"Sandboxes reaped, runs interrupted": {search(MetricSandboxesKilled, "Sum", 300), search(MetricSandboxesAlreadyGone, "Sum", 300),
+			search(MetricRunsInterrupted, "Sum", 300), search(MetricRunsRefunded, "Sum", 300)},
+		"Reaper: sandboxes listed and past their lifetime": {search(MetricSandboxesListed, "Maximum", 300), search(MetricSandboxesExpired, "Maximum", 300)},
+		"Reaper: failures and work left": {search(MetricSourceFailures, "Sum", 300), search(MetricSandboxKillFailures, "Sum", 300),
+			search(MetricRunInterruptFailures, "Sum", 300), search(MetricSandboxesLeft, "Sum", 300)},
+		"Reaper: sweep duration (ms)":   {search(MetricSweepDuration, "Maximum", 300)},
+		"Spend alarms raised":           {`"AWS/Events","TriggeredRules","EventBusName"`, x.id(x.Events.SpendAlarms)},
+		"Runs stream iterator age (ms)": {`"AWS/Lambda","IteratorAge","FunctionName"`, x.id(x.Alarm.Function)},
+		"Function errors":               {x.id(x.Turn.Function), x.id(x.Alarm.Function), x.id(x.Reaper.Function)},
+		"Failure queues":                {x.id(x.Turn.DispatchFailures), x.id(x.Alarm.StreamFailures)},
 	} {
 		got, ok := titles[title]
 		if !ok {

@@ -72,9 +72,27 @@ func newReaper(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*R
 			MaxEventAge:   awscdk.Duration_Seconds(jsii.Number(60)),
 		})},
 	})
-	grantTable(fn.Role, d.State, []string{"Query", "GetItem", "UpdateItem", "ConditionCheckItem"}, keys.LiveIndex, keys.RunSandboxesIndex)
-	// Closing an abandoned run: read it, write it whole (FinishRun, with
-	// the refund's UpdateItem on the state table), find it on the index.
-	grantTable(fn.Role, d.Runs, []string{"Query", "GetItem", "PutItem"}, keys.OpenIndex)
+	// Each action on exactly what a sweep touches. The state table:
+	// queries of the live index (expired sandboxes) and of runSandboxes
+	// (a closed run's sandboxes), and conditional updates of sandbox
+	// records (marked killed) and of a user's day (a refund's ADD, in
+	// FinishRun's transaction), nothing else of its items.
+	grantIndexes(fn.Role, d.State, []string{"Query"}, keys.LiveIndex, keys.RunSandboxesIndex)
+	fn.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("dynamodb:UpdateItem"),
+		Resources: jsii.Strings(*d.State.TableArn()),
+		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
+			"dynamodb:LeadingKeys": reaperStateKeys,
+		}},
+	}))
+	// The runs table: the open index, and closing a run (read it, write
+	// it whole with FinishRun's conditional Put).
+	grantIndexes(fn.Role, d.Runs, []string{"Query"}, keys.OpenIndex)
+	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem"})
 	return r, nil
 }
+
+// reaperStateKeys are the partition keys of the state table's items the
+// reaper updates: sandbox records and users' days (their prefixes, from
+// keys.Sandbox and keys.UsageOnDay).
+var reaperStateKeys = []string{keys.Sandbox("").PK + "*", keys.UsageOnDay("", "").PK + "*"}

@@ -27,6 +27,10 @@ const (
 // Config configures a Client.
 type Config struct {
 	APIKey string
+	// Stage is the deployment (STAGE), required: every sandbox is tagged
+	// with it (MetaStage), so that this stage's reaper finds them and no
+	// other stage's reaper kills them.
+	Stage string
 	// Domain defaults to e2b.app.
 	Domain string
 	// APIURL defaults to https://api.{Domain}.
@@ -68,6 +72,9 @@ type Client struct {
 func New(cfg Config) (*Client, error) {
 	if strings.TrimSpace(cfg.APIKey) == "" {
 		return nil, errors.New("e2b: APIKey is required")
+	}
+	if strings.TrimSpace(cfg.Stage) == "" {
+		return nil, errors.New("e2b: Stage is required: it tags every sandbox for this deployment's reaper")
 	}
 	if cfg.Domain == "" {
 		cfg.Domain = DefaultDomain

@@ -27,9 +27,13 @@ func newClient(t *testing.T, f *e2btest.Fake) *e2b.Client {
 	return c
 }
 
-func TestNewRequiresAPIKey(t *testing.T) {
-	if _, err := e2b.New(e2b.Config{APIKey: "  "}); err == nil {
+func TestNewRequiresAPIKeyAndStage(t *testing.T) {
+	if _, err := e2b.New(e2b.Config{APIKey: "  ", Stage: "dev"}); err == nil {
 		t.Fatal("New without an API key succeeded")
+	}
+	// Untagged sandboxes would be invisible to the stage's reaper.
+	if _, err := e2b.New(e2b.Config{APIKey: "k", Stage: " "}); err == nil || !strings.Contains(err.Error(), "Stage") {
+		t.Fatalf("New without a stage: %v", err)
 	}
 }
 
@@ -57,7 +61,7 @@ func TestCreateSendsAClosedSandbox(t *testing.T) {
 		"secure":                true,
 		"autoPause":             false,
 		"metadata": map[string]any{
-			"app": "commonly-turns", "runId": "run1", "userId": "user1", "installId": "inst1",
+			"app": "commonly-turns", "stage": e2btest.DefaultStage, "runId": "run1", "userId": "user1", "installId": "inst1",
 			"deadline": "2026-03-01T12:03:00Z",
 		},
 	}
@@ -173,7 +177,7 @@ func TestAPIErrorsNeverCarryTheKey(t *testing.T) {
 			_, _ = w.Write([]byte(`{"code":400,"message":"bad key ` + r.Header.Get("X-API-Key") + `","error_code":"x"}`))
 		}))
 		defer srv.Close()
-		c, err := e2b.New(e2b.Config{APIKey: key, APIURL: srv.URL})
+		c, err := e2b.New(e2b.Config{APIKey: key, Stage: "test", APIURL: srv.URL})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,6 +233,33 @@ func TestKillAndSetTimeout(t *testing.T) {
 	}
 }
 
+// KillSandbox tells a kill from a sandbox already gone (404), which the
+// reaper counts apart; an error status is an error.
+func TestKillSandboxReportsWhetherItWasThere(t *testing.T) {
+	f := e2btest.Start(t)
+	c := newClient(t, f)
+	ctx := context.Background()
+	sb, err := c.CreateSandbox(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found, err := c.KillSandbox(ctx, sb.SandboxID); !found || err != nil {
+		t.Fatalf("first kill: found %v, %v", found, err)
+	}
+	if found, err := c.KillSandbox(ctx, sb.SandboxID); found || err != nil {
+		t.Fatalf("second kill: found %v, %v; want gone, no error", found, err)
+	}
+	sb, _ = c.CreateSandbox(ctx, nil)
+	f.FailKill(sb.SandboxID, http.StatusInternalServerError)
+	var apiErr *e2b.APIError
+	if found, err := c.KillSandbox(ctx, sb.SandboxID); found || !errors.As(err, &apiErr) || apiErr.Status != 500 {
+		t.Fatalf("kill answered 500: found %v, %v", found, err)
+	}
+	if _, ok := f.Sandbox(sb.SandboxID); !ok {
+		t.Error("a kill that answered 500 killed the sandbox")
+	}
+}
+
 func TestListFollowsEveryPage(t *testing.T) {
 	f := e2btest.Start(t)
 	clock := e2btest.NewClock(t0)
@@ -239,7 +270,7 @@ func TestListFollowsEveryPage(t *testing.T) {
 	var ours []string
 	for i := range 7 {
 		clock.Advance(time.Second)
-		md := e2b.Metadata("run", "u", "i", t0)
+		md := e2b.Metadata(e2btest.DefaultStage, "run", "u", "i", t0)
 		md["note"] = "a&b=c d/é" // survives the double encoding
 		if i == 6 {
 			md["note"] = "other"
@@ -306,7 +337,7 @@ func TestListQueryEncoding(t *testing.T) {
 		_, _ = w.Write([]byte("[]"))
 	}))
 	defer srv.Close()
-	c, err := e2b.New(e2b.Config{APIKey: "k", APIURL: srv.URL})
+	c, err := e2b.New(e2b.Config{APIKey: "k", Stage: "test", APIURL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +363,7 @@ func TestListRejectsBadQueriesAndLoopingTokens(t *testing.T) {
 		_, _ = w.Write([]byte("[]"))
 	}))
 	defer srv.Close()
-	c, err := e2b.New(e2b.Config{APIKey: "k", APIURL: srv.URL})
+	c, err := e2b.New(e2b.Config{APIKey: "k", Stage: "test", APIURL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +493,7 @@ func TestExecuteLost(t *testing.T) {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		c, err := e2b.New(e2b.Config{APIKey: "k", SandboxURL: "http://" + addr})
+		c, err := e2b.New(e2b.Config{APIKey: "k", Stage: "test", SandboxURL: "http://" + addr})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -524,7 +555,7 @@ func TestExecuteErrorsNeverCarryTokens(t *testing.T) {
 		http.Error(w, "bad tokens "+r.Header.Get("X-Access-Token")+" "+r.Header.Get("E2B-Traffic-Access-Token"), http.StatusUnauthorized)
 	}))
 	defer srv.Close()
-	c, err := e2b.New(e2b.Config{APIKey: "k", SandboxURL: srv.URL})
+	c, err := e2b.New(e2b.Config{APIKey: "k", Stage: "test", SandboxURL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -550,7 +581,7 @@ func TestExecuteErrorsScrubBeforeTheCut(t *testing.T) {
 		_, _ = w.Write([]byte(`{"code":400,"message":"` + msg + `","error_code":"bad_` + r.Header.Get("E2B-Traffic-Access-Token") + `"}`))
 	}))
 	defer srv.Close()
-	c, err := e2b.New(e2b.Config{APIKey: "k", SandboxURL: srv.URL})
+	c, err := e2b.New(e2b.Config{APIKey: "k", Stage: "test", SandboxURL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func (c *Client) Create(ctx context.Context, meta sandbox.Meta) (sandbox.Session
 	if deadline.IsZero() {
 		deadline = c.now().Add(sandbox.Lifetime)
 	}
-	sb, err := c.CreateSandbox(ctx, Metadata(meta.RunID, meta.UserID, meta.InstallID, deadline))
+	sb, err := c.CreateSandbox(ctx, Metadata(c.cfg.Stage, meta.RunID, meta.UserID, meta.InstallID, deadline))
 	if err != nil {
 		var apiErr *APIError
 		if errors.As(err, &apiErr) && apiErr.Retryable() {
@@ -38,9 +38,10 @@ func (c *Client) Create(ctx context.Context, meta sandbox.Meta) (sandbox.Session
 
 // Metadata is what we attach to a sandbox. Values are strings, as the API
 // requires.
-func Metadata(runID, userID, installID string, deadline time.Time) map[string]string {
+func Metadata(stage, runID, userID, installID string, deadline time.Time) map[string]string {
 	return map[string]string{
 		MetaApp:       AppName,
+		MetaStage:     stage,
 		MetaRunID:     runID,
 		MetaUserID:    userID,
 		MetaInstallID: installID,
@@ -67,4 +68,18 @@ func (s *Session) Execute(ctx context.Context, lang sandbox.Language, code strin
 // Kill implements sandbox.Session; a sandbox already gone is success.
 func (s *Session) Kill(ctx context.Context) error {
 	return s.client.Kill(ctx, s.handle.SandboxID)
+}
+
+// Owner is the list filter of a stage's sandboxes: ours (MetaApp) and of
+// that deployment (MetaStage). The API ANDs the pairs.
+func Owner(stage string) map[string]string {
+	return map[string]string{MetaApp: AppName, MetaStage: stage}
+}
+
+// OwnedBy reports whether a sandbox's metadata says it is stage's: what
+// the list filter asked for, checked again on each row, so that a server
+// that ignored the filter cannot make a reaper kill another deployment's
+// sandboxes.
+func OwnedBy(metadata map[string]string, stage string) bool {
+	return stage != "" && metadata[MetaApp] == AppName && metadata[MetaStage] == stage
 }

@@ -11,9 +11,14 @@ import (
 	"github.com/commonly/runtime/shared/sandbox"
 )
 
-// Metadata keys we attach to every sandbox; the reaper lists by MetaApp.
+// Metadata keys we attach to every sandbox; the reaper lists by MetaApp
+// and MetaStage (Owner).
 const (
-	MetaApp       = "app"
+	MetaApp = "app"
+	// MetaStage is the deployment (STAGE) that created the sandbox: one
+	// E2B team may serve several stages, and each stage's reaper kills
+	// only its own.
+	MetaStage     = "stage"
 	MetaRunID     = "runId"
 	MetaUserID    = "userId"
 	MetaInstallID = "installId"
@@ -109,11 +114,22 @@ func (c *Client) CreateSandbox(ctx context.Context, metadata map[string]string) 
 // Kill destroys a sandbox. A sandbox that is already gone is success: the
 // caller wanted it dead.
 func (c *Client) Kill(ctx context.Context, sandboxID string) error {
-	_, err := c.call(ctx, "kill sandbox", http.MethodDelete, "/sandboxes/"+url.PathEscape(sandboxID), nil, nil, http.StatusNoContent)
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
+	_, err := c.KillSandbox(ctx, sandboxID)
 	return err
+}
+
+// KillSandbox destroys a sandbox and reports whether it was still there:
+// a 404 is success with found false (it ended by itself or was killed by
+// someone else), which the reaper counts apart from its own kills.
+func (c *Client) KillSandbox(ctx context.Context, sandboxID string) (found bool, err error) {
+	_, err = c.call(ctx, "kill sandbox", http.MethodDelete, "/sandboxes/"+url.PathEscape(sandboxID), nil, nil, http.StatusNoContent)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }
 
 // SetTimeout sets the sandbox to die d from now (shortening or extending).

@@ -94,6 +94,8 @@ type Config struct {
 	// UID and GID sandboxes take on the host when the process is root,
 	// and code takes inside; default 65534.
 	UID, GID int
+	// Now stamps each session's start (Live); default time.Now.
+	Now func() time.Time
 }
 
 // Provider creates local sandboxes. It implements sandbox.Provider.
@@ -113,6 +115,10 @@ type Provider struct {
 
 	probeMu sync.Mutex
 	probed  bool
+
+	// live are the sessions not killed yet, for the reaper (live.go).
+	liveMu sync.Mutex
+	live   map[string]*Session
 
 	// afterFunc arms the lifetime timer; tests fire it themselves.
 	afterFunc func(time.Duration, func()) stopper
@@ -181,8 +187,12 @@ func New(cfg Config) *Provider {
 	if cfg.GID == 0 {
 		cfg.GID = nobody
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	p := &Provider{
 		cfg:       cfg,
+		live:      map[string]*Session{},
 		slots:     make(chan struct{}, cfg.MaxSessions),
 		afterFunc: func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) },
 	}
@@ -224,10 +234,11 @@ func (p *Provider) Create(ctx context.Context, meta sandbox.Meta) (sandbox.Sessi
 		release()
 		return nil, err
 	}
-	s := &Session{p: p, id: "local-" + randomHex(8), fs: fs, release: release, runSlot: make(chan struct{}, 1)}
+	s := &Session{p: p, id: "local-" + randomHex(8), fs: fs, release: release, runSlot: make(chan struct{}, 1), started: p.cfg.Now()}
 	s.mu.Lock()
 	s.expiry = p.afterFunc(p.cfg.Lifetime, func() { _ = s.Kill(context.Background()) })
 	s.mu.Unlock()
+	p.track(s)
 	return s, nil
 }
 

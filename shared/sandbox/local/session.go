@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/commonly/runtime/shared/sandbox"
 )
@@ -20,6 +21,7 @@ type Session struct {
 	id      string
 	fs      *sessionFS
 	release func() // gives the provider's slot back
+	started time.Time
 	// runSlot serialises runs, as a kernel does, and lets Kill wait for
 	// the run in progress to be gone before removing its files.
 	runSlot chan struct{}
@@ -110,6 +112,7 @@ func (s *Session) Kill(ctx context.Context) error {
 	}
 	s.expiry.Stop()
 	s.mu.Unlock()
+	s.p.untrack(s.id)
 
 	// Wait for the run to be reaped: its nsenter opens the namespaces
 	// through our descriptors.

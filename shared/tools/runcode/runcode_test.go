@@ -106,7 +106,7 @@ func TestNewFactoryRequiresProviderAndLedger(t *testing.T) {
 	if _, err := runcode.NewFactory(runcode.Config{Ledger: &ledger{}}); err == nil {
 		t.Error("no provider accepted")
 	}
-	c, _ := e2b.New(e2b.Config{APIKey: "k"})
+	c, _ := e2b.New(e2b.Config{APIKey: "k", Stage: "test"})
 	if _, err := runcode.NewFactory(runcode.Config{Provider: c}); err == nil {
 		t.Error("no ledger accepted")
 	}

@@ -194,8 +194,22 @@ func (f *Fake) kill(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	f.mu.Lock()
+	hook := f.beforeKill
+	f.mu.Unlock()
+	if hook != nil {
+		hook(id)
+	}
+	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sweep()
+	if status, ok := f.killFaults[id]; ok {
+		delete(f.killFaults, id)
+		if status != http.StatusNotFound {
+			apiError(w, status, "internal_server_error", "injected failure")
+			return
+		}
+		f.remove(id) // gone by itself: the 404 below is the truth
+	}
 	if !f.remove(id) {
 		notFound(w, id)
 		return
@@ -234,6 +248,19 @@ func (f *Fake) setTimeout(w http.ResponseWriter, r *http.Request) {
 // pauses); filters it does not model are refused rather than ignored.
 func (f *Fake) list(w http.ResponseWriter, r *http.Request) {
 	if !authorized(w, r) {
+		return
+	}
+	f.mu.Lock()
+	hook, n := f.beforeList, f.calls[CallList]
+	f.mu.Unlock()
+	if hook != nil {
+		hook(n)
+	}
+	f.mu.Lock()
+	status := f.takeListFault()
+	f.mu.Unlock()
+	if status != 0 {
+		apiError(w, status, "internal_server_error", "injected failure")
 		return
 	}
 	q := r.URL.Query()

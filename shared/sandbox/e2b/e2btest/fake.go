@@ -26,6 +26,9 @@ import (
 // DefaultAPIKey is the key a fake accepts.
 const DefaultAPIKey = "e2b_fake_key_0123456789"
 
+// DefaultStage is the stage of ClientConfig's clients (e2b.MetaStage).
+const DefaultStage = "test"
+
 // ExecuteFunc plays one execution: whatever it writes to w is streamed,
 // then end_of_execution, unless w was told to end otherwise.
 type ExecuteFunc func(sandboxID, language, code string, w *StreamWriter)
@@ -52,6 +55,13 @@ type Fake struct {
 	executions []ExecuteCall
 	interrupts []string
 	kills      []string
+
+	// Faults and hooks of the list and kill calls (faults.go).
+	calls      map[string]int
+	listFaults []listFault
+	killFaults map[string]int
+	beforeList func(n int)
+	beforeKill func(id string)
 }
 
 type fault struct {
@@ -62,7 +72,7 @@ type fault struct {
 // Start serves a new fake on a local port until the test ends.
 func Start(tb testing.TB) *Fake {
 	tb.Helper()
-	f := &Fake{stop: make(chan struct{}), now: time.Now, sandboxes: map[string]*fakeSandbox{}}
+	f := &Fake{stop: make(chan struct{}), now: time.Now, sandboxes: map[string]*fakeSandbox{}, calls: map[string]int{}, killFaults: map[string]int{}}
 	f.mux = http.NewServeMux()
 	f.mux.HandleFunc("POST /sandboxes", f.create)
 	f.mux.HandleFunc("GET /v2/sandboxes", f.list)
@@ -92,7 +102,7 @@ func (f *Fake) Close() {
 
 // ClientConfig is an e2b.Config that talks to this fake.
 func (f *Fake) ClientConfig() e2b.Config {
-	return e2b.Config{APIKey: DefaultAPIKey, APIURL: f.URL, SandboxURL: f.URL, RetryBackoff: time.Millisecond, HTTPClient: f.srv.Client()}
+	return e2b.Config{APIKey: DefaultAPIKey, Stage: DefaultStage, APIURL: f.URL, SandboxURL: f.URL, RetryBackoff: time.Millisecond, HTTPClient: f.srv.Client()}
 }
 
 // ServeHTTP routes requests for a sandbox's port (E2b-Sandbox-Id) apart
@@ -101,6 +111,11 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id := r.Header.Get("E2b-Sandbox-Id"); id != "" {
 		f.sandboxHost(w, r, id)
 		return
+	}
+	if _, pattern := f.mux.Handler(r); pattern != "" {
+		f.mu.Lock()
+		f.calls[pattern]++
+		f.mu.Unlock()
 	}
 	f.mux.ServeHTTP(w, r)
 }

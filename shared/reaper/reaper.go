@@ -1,0 +1,212 @@
+// Package reaper is the backstop behind two promises: no code sandbox
+// outlives its lifetime by more than a sweep, and every run reaches a
+// final status whatever happened to its worker. A sweep reads every
+// source of sandboxes (E2B's list of this deployment's sandboxes, the
+// state table's live-sandbox index, the local provider's sessions), kills
+// each one past its lifetime, and closes the runs abandoned by their
+// workers (turns.Reclaimer), killing their sandboxes too. It runs every
+// minute: in AWS as the reaper function, locally on the stack's ticker.
+package reaper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"time"
+
+	"github.com/commonly/runtime/shared/metrics"
+	"github.com/commonly/runtime/shared/sandbox"
+	"github.com/commonly/runtime/shared/sandbox/e2b"
+	"github.com/commonly/runtime/shared/sandbox/local"
+	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/turns"
+)
+
+// Defaults of Config.
+const (
+	// DefaultGrace is added to the lifetime before a sandbox is killed:
+	// E2B stamps startedAt with its clock and we decide with ours.
+	DefaultGrace = 15 * time.Second
+	// DefaultDeadline bounds a sweep: below the function's 55 s timeout
+	// (infra/cdk), so a sweep always ends and reports; what it did not
+	// reach is the next sweep's, a minute later.
+	DefaultDeadline = 45 * time.Second
+	// DefaultKillConcurrency bounds the kills in flight (E2B's API and
+	// the marks on the state table).
+	DefaultKillConcurrency = 8
+	// DefaultRunConcurrency bounds the runs being closed at once.
+	DefaultRunConcurrency = 4
+	// DefaultRecordLimit bounds the expired records read per sweep.
+	DefaultRecordLimit = 1000
+	// DefaultRunLimit bounds the abandoned runs closed per sweep.
+	DefaultRunLimit = 1000
+	// listPage is E2B's largest page.
+	listPage = 100
+	// markTimeout bounds marking a record killed after its kill: a
+	// detached write, so that a sweep cut by its deadline between the two
+	// still records what it killed.
+	markTimeout = 5 * time.Second
+)
+
+// Killer kills a sandbox by id and reports whether it was still there
+// (found false, no error: already gone, as E2B's 404).
+type Killer interface {
+	KillSandbox(ctx context.Context, sandboxID string) (found bool, err error)
+}
+
+// E2B is the part of the E2B client the reaper uses.
+type E2B interface {
+	Killer
+	// Pages follows the v2 list through X-Next-Token; an error ends it.
+	Pages(ctx context.Context, q e2b.ListQuery) iter.Seq2[e2b.Page, error]
+}
+
+// Local is the local provider's view of its own sessions (the local
+// stack's reaper runs in the process that owns them).
+type Local interface {
+	Killer
+	Live() []local.Live
+}
+
+// Registry is the state table's record of every sandbox created.
+type Registry interface {
+	// ExpiredSandboxes lists running records whose expiry is at or before
+	// bound, oldest first, at most limit, from the live index.
+	ExpiredSandboxes(ctx context.Context, bound time.Time, limit int32) ([]sandbox.Record, error)
+	// MarkSandboxKilled marks a running record killed, conditionally:
+	// false (no error) when there is none or it is marked already.
+	MarkSandboxKilled(ctx context.Context, sandboxID string, at time.Time) (bool, error)
+}
+
+// Runs closes abandoned runs (turns.Reclaimer).
+type Runs interface {
+	// Abandoned lists open runs past turns.InterruptAfter, oldest first;
+	// with an error, the runs listed before it.
+	Abandoned(ctx context.Context, limit int) ([]turns.OpenRun, error)
+	// Interrupt closes one if it is still open; Closed false is an
+	// outcome (someone else closed it first).
+	Interrupt(ctx context.Context, runID string) (turns.Interruption, error)
+}
+
+var (
+	_ E2B      = (*e2b.Client)(nil)
+	_ Local    = (*local.Provider)(nil)
+	_ Registry = (*store.Dynamo)(nil)
+	_ Runs     = (*turns.Reclaimer)(nil)
+)
+
+// Config configures a Reaper. Zero values are the documented defaults.
+type Config struct {
+	// Stage is the deployment whose sandboxes are ours (e2b.MetaStage):
+	// required with E2B; nothing of another stage is ever killed.
+	Stage string
+	// E2B lists and kills E2B sandboxes; nil reads no E2B list (the local
+	// stack, SANDBOX=local).
+	E2B E2B
+	// Local lists and kills the local provider's sessions; nil when the
+	// provider lives in another process (or there is none).
+	Local Local
+	// Registry is the state table's sandbox records; required.
+	Registry Registry
+	// Runs closes abandoned runs; nil closes none.
+	Runs Runs
+	// Lifetime is how long a sandbox may live (SANDBOX_LIFETIME); default
+	// sandbox.Lifetime. Grace is added before a kill; default DefaultGrace.
+	Lifetime time.Duration
+	Grace    time.Duration
+	// Deadline bounds a sweep; default DefaultDeadline.
+	Deadline time.Duration
+	// KillConcurrency and RunConcurrency bound the work in flight;
+	// defaults DefaultKillConcurrency and DefaultRunConcurrency.
+	KillConcurrency int
+	RunConcurrency  int
+	// RecordLimit and RunLimit bound what one sweep reads of the live
+	// index and of the open runs; defaults DefaultRecordLimit and
+	// DefaultRunLimit. The rest is the next sweep's.
+	RecordLimit int
+	RunLimit    int
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+	// Log gets one line per sweep and one per failure; nil is
+	// slog.Default().
+	Log *slog.Logger
+	// Metrics gets one EMF event per sweep; nil discards.
+	Metrics *metrics.Emitter
+}
+
+// Reaper sweeps. It is safe for concurrent use, though one sweep at a
+// time is what it is for.
+type Reaper struct {
+	cfg     Config
+	killers map[string]Killer // by provider name (sandbox.Record.Provider)
+}
+
+// New checks cfg and fills its defaults.
+func New(cfg Config) (*Reaper, error) {
+	var errs []error
+	if cfg.Registry == nil {
+		errs = append(errs, errors.New("reaper: a registry (the state table) is required"))
+	}
+	if cfg.E2B != nil && cfg.Stage == "" {
+		errs = append(errs, errors.New("reaper: a stage is required to list E2B's sandboxes (only this stage's are ours)"))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"lifetime", cfg.Lifetime}, {"grace", cfg.Grace}, {"deadline", cfg.Deadline}} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("reaper: %s %v is negative", d.name, d.v))
+		}
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"kill concurrency", cfg.KillConcurrency}, {"run concurrency", cfg.RunConcurrency}, {"record limit", cfg.RecordLimit}, {"run limit", cfg.RunLimit}} {
+		if n.v < 0 {
+			errs = append(errs, fmt.Errorf("reaper: %s %d is negative", n.name, n.v))
+		}
+	}
+	if cfg.RecordLimit > 1<<31-1 {
+		errs = append(errs, fmt.Errorf("reaper: record limit %d is too large", cfg.RecordLimit))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if cfg.Lifetime == 0 {
+		cfg.Lifetime = sandbox.Lifetime
+	}
+	if cfg.Grace == 0 {
+		cfg.Grace = DefaultGrace
+	}
+	if cfg.Deadline == 0 {
+		cfg.Deadline = DefaultDeadline
+	}
+	if cfg.KillConcurrency == 0 {
+		cfg.KillConcurrency = DefaultKillConcurrency
+	}
+	if cfg.RunConcurrency == 0 {
+		cfg.RunConcurrency = DefaultRunConcurrency
+	}
+	if cfg.RecordLimit == 0 {
+		cfg.RecordLimit = DefaultRecordLimit
+	}
+	if cfg.RunLimit == 0 {
+		cfg.RunLimit = DefaultRunLimit
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	r := &Reaper{cfg: cfg, killers: map[string]Killer{}}
+	if cfg.E2B != nil {
+		r.killers[e2b.ProviderName] = cfg.E2B
+	}
+	if cfg.Local != nil {
+		r.killers[local.ProviderName] = cfg.Local
+	}
+	return r, nil
+}
