@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,8 +42,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeDB := sync.OnceValue(db.Close) // a second Close would wait forever
-	defer closeDB()
+	defer db.Close()
 	st, err := store.New(store.Config{DB: db.Client(), Tables: tables})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +128,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	// Neither source readable: E2B refuses the list and DynamoDB is gone.
 	// The invocation fails, so the schedule's alarm counts it.
 	f.FailListAfter(0, http.StatusInternalServerError)
-	_ = closeDB()
+	_ = db.Close()
 	body, err = emu.Invoke(ctx, payload)
 	if (err == nil && !strings.Contains(string(body), "errorMessage")) || !strings.Contains(string(body)+errString(err), "no source could be read") {
 		t.Fatalf("a sweep without sources: %s %v", body, err)

@@ -80,6 +80,9 @@ type Server struct {
 	closed   bool
 	stops    []context.CancelFunc // of the TTL sweep and the mappings
 	finished []chan struct{}      // closed when each of those has returned
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // New starts a server as cfg says: it listens and serves until Close.
@@ -151,7 +154,14 @@ func NewWithTables(ctx context.Context, cfg Config, t store.Tables) (*Server, er
 }
 
 // Close stops the event source mappings, the TTL sweep and the server.
+// It may be called more than once (a test's cleanup after the code under
+// test closed it): later calls return the first one's error.
 func (s *Server) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Server) close() error {
 	s.mu.Lock()
 	s.closed = true
 	stops, finished := s.stops, s.finished

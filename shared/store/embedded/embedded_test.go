@@ -3,6 +3,7 @@ package embedded
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -41,5 +42,25 @@ func TestAWSEnvReachesTheServer(t *testing.T) {
 	}
 	if got := aws.ToString(out.Table.TableName); got != tables.State {
 		t.Errorf("table %q", got)
+	}
+}
+
+// Closing twice returns at once, as a test's cleanup after the code under
+// test closed the server needs (the second Close waited forever).
+func TestCloseTwice(t *testing.T) {
+	s, err := StartWithTables(context.Background(), "127.0.0.1:0", store.Tables{State: "s", Runs: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := s.Close()
+	done := make(chan error, 1)
+	go func() { done <- s.Close() }()
+	select {
+	case err := <-done:
+		if err != first {
+			t.Errorf("second Close = %v, first %v", err, first)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second Close blocks")
 	}
 }
