@@ -110,8 +110,10 @@ func TestLocalReaperOnItsTicker(t *testing.T) {
 		t.Fatal("no sweep")
 	}
 	// The session is found by the provider, the record and the run: one
-	// kill.
-	if rep.Killed != 1 || rep.RunsInterrupted != 1 || rep.RunsRefunded != 1 || rep.Listed != 2 {
+	// kill. The runs half of the sweep runs beside the listing and may
+	// kill it before the provider lists it: the young one is listed, the
+	// dead one once or not at all.
+	if rep.Killed != 1 || rep.RunsInterrupted != 1 || rep.RunsRefunded != 1 || rep.Listed < 1 || rep.Listed > 2 {
 		t.Fatalf("report %+v", rep)
 	}
 	if _, err := dead.Execute(ctx, sandbox.Python, "1"); !errors.Is(err, sandbox.ErrLost) {
