@@ -351,9 +351,18 @@ func getPrimaryKey(index *index, k string) (string, bool) {
 func (t *Table) fetchQueryData(input QueryInput) (*index, []string) {
 	if input.Index != "" {
 		i := t.Indexes[input.Index]
+		// A Query reads one partition: only its keys are searched.
+		if f, ok := input.partitionFilter(i.keySchema, t.AttributesDef); ok {
+			return i, i.startNarrowSearch(input.ScanIndexForward, f)
+		}
+
 		i.startSearch(input.ScanIndexForward)
 
 		return i, i.keys()
+	}
+
+	if f, ok := input.partitionFilter(t.KeySchema, t.AttributesDef); ok {
+		return nil, narrowSorted(t.sortedKeys(), f)
 	}
 
 	return nil, t.sortedKeys()
