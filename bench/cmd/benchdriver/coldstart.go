@@ -56,14 +56,7 @@ func coldStarts(ctx context.Context, o options) (cold, error) {
 		return cold{}, err
 	}
 	defer os.RemoveAll(home)
-	env := []string{
-		"PATH=/usr/bin:/bin", "HOME=" + home,
-		"STATE_TABLE=" + turnstack.Tables.State, "RUNS_TABLE=" + turnstack.Tables.Runs, "TURN_DISPATCH=inline",
-	}
-	awsEnv := db.AWSEnv()
-	for _, k := range slices.Sorted(maps.Keys(awsEnv)) {
-		env = append(env, k+"="+awsEnv[k])
-	}
+	env := coldEnv(home, db.AWSEnv())
 	for i := range o.coldStarts {
 		ms, err := rieColdStart(ctx, o.rie, o.bootstrap, env, event)
 		if err != nil {
@@ -244,4 +237,21 @@ func round(v []float64) []string {
 		out[i] = strings.TrimRight(strings.TrimRight(strconv.FormatFloat(x, 'f', 1, 64), "0"), ".")
 	}
 	return out
+}
+
+// coldEnv is the turn function's environment for the cold starts: the
+// local stack's tables on the embedded DynamoDB, inline dispatch, and the
+// offline model and local sandbox named explicitly, as the function
+// refuses to start without a model and a sandbox (the usage event it
+// serves uses neither).
+func coldEnv(home string, awsEnv map[string]string) []string {
+	env := []string{
+		"PATH=/usr/bin:/bin", "HOME=" + home,
+		"STATE_TABLE=" + turnstack.Tables.State, "RUNS_TABLE=" + turnstack.Tables.Runs, "TURN_DISPATCH=inline",
+		"LLM_MODE=offline", "SANDBOX=local",
+	}
+	for _, k := range slices.Sorted(maps.Keys(awsEnv)) {
+		env = append(env, k+"="+awsEnv[k])
+	}
+	return env
 }
