@@ -9,17 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
-	alarm "github.com/commonly/runtime/functions/alarm/handler"
-	"github.com/commonly/runtime/shared/ledger"
+	"github.com/commonly/runtime/functions/alarm/alarmtest"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/reaper"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
-	"github.com/commonly/runtime/shared/store/embedded"
 	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -100,14 +96,6 @@ func TestRunsClosedAndTheirSandboxesKilled(t *testing.T) {
 	}
 }
 
-// noAlarms is the alarm function's bus; no test here reaches the $2.
-type noAlarms struct{ t *testing.T }
-
-func (p noAlarms) Publish(_ context.Context, alarms []ledger.Alarm) []error {
-	p.t.Errorf("unexpected spend alarms: %+v", alarms)
-	return make([]error, len(alarms))
-}
-
 // Issue 13's end to end, on the production parts: two turns whose worker
 // died mid-turn, each with a code sandbox created through the E2B client
 // and recorded as the run-code tool does; one had model output (paid for
@@ -124,28 +112,7 @@ func TestAbandonedRunIsClosedRefundedAndItsSandboxKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := ledger.New(ledger.Config{Store: r.st, Publisher: noAlarms{t}, Threshold: 2_000_000, Now: r.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := alarm.New(alarm.Config{Ledger: l, Log: slog.New(slog.DiscardHandler), Now: r.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	counted := make(chan string, 16)
-	stop, err := r.db.Subscribe(ctx, tables.Runs, func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		resp, err := h.Handle(ctx, ev)
-		for _, rec := range ev.Records {
-			if s := rec.Change.NewImage["status"]; s.DataType() == events.DataTypeString && s.String() == string(runs.StatusInterrupted) {
-				counted <- rec.Change.NewImage["runId"].String()
-			}
-		}
-		return resp, err
-	}, embedded.MappingConfig{ReportBatchItemFailures: true, FunctionName: "AlarmFunction"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	counted := alarmtest.Feed(t, r.db, tables.Runs, r.st, r.clock.Now, runs.StatusInterrupted)
 
 	// A turn admitted, claimed, checkpointed after its model calls, with
 	// a sandbox; then its worker is gone.
@@ -213,15 +180,7 @@ func TestAbandonedRunIsClosedRefundedAndItsSandboxKilled(t *testing.T) {
 		}
 	}
 
-	waiting := map[string]bool{paid.RunID: true, refunded.RunID: true}
-	for len(waiting) > 0 {
-		select {
-		case id := <-counted:
-			delete(waiting, id)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("the ledger never counted %v", waiting)
-		}
-	}
+	alarmtest.Wait(t, counted, paid.RunID, refunded.RunID)
 	u, err := r.st.Usage(ctx, "grace", paid.Day)
 	if err != nil {
 		t.Fatal(err)

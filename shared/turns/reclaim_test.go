@@ -10,14 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
-	alarm "github.com/commonly/runtime/functions/alarm/handler"
-	"github.com/commonly/runtime/shared/ledger"
+	"github.com/commonly/runtime/functions/alarm/alarmtest"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
-	"github.com/commonly/runtime/shared/store/embedded"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -352,47 +348,15 @@ func TestReaperAndLateWorkerRace(t *testing.T) {
 	t.Logf("wins over %d rounds: %v", rounds, wins)
 }
 
-// noAlarms is the alarm's bus; no test here reaches the threshold.
-type noAlarms struct{ t *testing.T }
-
-func (p noAlarms) Publish(_ context.Context, alarms []ledger.Alarm) []error {
-	p.t.Errorf("unexpected spend alarms: %+v", alarms)
-	return make([]error, len(alarms))
-}
-
 // The cost of an interrupted run reaches the user's day through the alarm
 // function's ledger, fed by the runs table's stream as in AWS: counted
 // once, refunded turn or not.
 func TestInterruptedCostReachesTheDayThroughTheLedger(t *testing.T) {
 	r, rc := reaperRig(t, rigOpts{})
 	ctx := context.Background()
-	l, err := ledger.New(ledger.Config{Store: r.st, Publisher: noAlarms{t}, Threshold: money.Micros(2_000_000), Now: r.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := alarm.New(alarm.Config{Ledger: l, Log: slog.New(slog.DiscardHandler), Now: r.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// seen is told of each interrupted run once the batch holding its
 	// final record has been counted.
-	seen := make(chan string, 16)
-	stop, err := r.db.Subscribe(ctx, tables.Runs, func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		resp, err := h.Handle(ctx, ev)
-		for _, rec := range ev.Records {
-			if s := rec.Change.NewImage["status"]; s.DataType() == events.DataTypeString && s.String() == string(runs.StatusInterrupted) {
-				select {
-				case seen <- rec.Change.NewImage["runId"].String():
-				default: // a redelivery the test no longer waits for
-				}
-			}
-		}
-		return resp, err
-	}, embedded.MappingConfig{ReportBatchItemFailures: true, FunctionName: "AlarmFunction"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	seen := alarmtest.Feed(t, r.db, tables.Runs, r.st, r.clock.Now, runs.StatusInterrupted)
 
 	paid := r.abandoned(t, []runs.Step{answered, answered}, 300)
 	refunded := r.abandoned(t, []runs.Step{unanswered}, 0)
@@ -412,15 +376,7 @@ func TestInterruptedCostReachesTheDayThroughTheLedger(t *testing.T) {
 	if total != 2*1200+300+500 {
 		t.Fatalf("interrupted costs %d", total)
 	}
-	want := map[string]bool{paid.RunID: true, refunded.RunID: true}
-	for len(want) > 0 {
-		select {
-		case id := <-seen:
-			delete(want, id)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("the ledger never counted %v", want)
-		}
-	}
+	alarmtest.Wait(t, seen, paid.RunID, refunded.RunID)
 	u := r.usage(t, user)
 	if u.CostMicros != int64(total) || u.TurnsUsed != 1 {
 		t.Errorf("the day: cost %d, turns %d; want %d (counted once) and 1 (one refunded)", u.CostMicros, u.TurnsUsed, total)
