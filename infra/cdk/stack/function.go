@@ -103,17 +103,9 @@ func newLogGroup(scope constructs.Construct, id string, s *Settings) awslogs.Log
 	return lg
 }
 
-// grantTable grants actions on a table and on the named indexes only.
-func grantTable(role awsiam.IRole, t awsdynamodb.Table, actions []string, indexes ...string) {
-	resources := []*string{t.TableArn()}
-	for _, ix := range indexes {
-		resources = append(resources, jsii.String(fmt.Sprintf("%s/index/%s", *t.TableArn(), ix)))
-	}
-	ddb := make([]*string, len(actions))
-	for i, a := range actions {
-		ddb[i] = jsii.String("dynamodb:" + a)
-	}
-	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: &ddb, Resources: &resources}))
+// grantTable grants actions on a table's items (not its indexes).
+func grantTable(role awsiam.IRole, t awsdynamodb.Table, actions []string) {
+	grant(role, actions, t.TableArn())
 }
 
 // grantIndexes grants actions on the named indexes of a table only (a
@@ -123,6 +115,11 @@ func grantIndexes(role awsiam.IRole, t awsdynamodb.Table, actions []string, inde
 	for i, ix := range indexes {
 		resources[i] = jsii.String(fmt.Sprintf("%s/index/%s", *t.TableArn(), ix))
 	}
+	grant(role, actions, resources...)
+}
+
+// grant is one statement of DynamoDB actions on resources.
+func grant(role awsiam.IRole, actions []string, resources ...*string) {
 	ddb := make([]*string, len(actions))
 	for i, a := range actions {
 		ddb[i] = jsii.String("dynamodb:" + a)
