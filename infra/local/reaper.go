@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	reaperapp "github.com/commonly/runtime/functions/reaper/app"
+	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/reaper"
 	"github.com/commonly/runtime/shared/sandbox/local"
 	"github.com/commonly/runtime/shared/turns"
@@ -61,24 +60,10 @@ func newLocalReaper(env map[string]string, ddb *dynamodb.Client, box *local.Prov
 	return &localReaper{cfg: cfg, built: built, interval: interval, out: out}, nil
 }
 
-// parseInterval reads REAPER_INTERVAL: a duration or seconds, positive.
+// parseInterval reads REAPER_INTERVAL: a duration or seconds, positive,
+// at most a day.
 func parseInterval(v string) (time.Duration, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return DefaultReaperInterval, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		secs, nerr := strconv.Atoi(v)
-		if nerr != nil {
-			return 0, fmt.Errorf("REAPER_INTERVAL: %q is neither a duration nor seconds", v)
-		}
-		d = time.Duration(secs) * time.Second
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("REAPER_INTERVAL: %s is not positive", d)
-	}
-	return d, nil
+	return httpwire.ParseTimeout("REAPER_INTERVAL", v, DefaultReaperInterval, 24*time.Hour)
 }
 
 // start sweeps every interval until close (or ctx ends).
