@@ -39,25 +39,19 @@ func (d *Dynamo) OpenRuns(ctx context.Context, before time.Time, limit int) ([]t
 		ScanIndexForward:          aws.Bool(true),
 	}
 	var open []turns.OpenRun
-	for {
-		in.Limit = aws.Int32(int32(min(limit-len(open), d.openPage)))
-		out, err := d.db.Query(ctx, in)
-		if err != nil {
-			return open, fmt.Errorf("query open runs (%d listed): %w", len(open), err)
+	err := d.queryPages(ctx, in, limit, d.openPage, func(item map[string]types.AttributeValue) error {
+		id, since := strAttr(item, keys.RunID), strAttr(item, keys.OpenSK)
+		at, err := keys.ParseSort(since)
+		if id == "" || err != nil {
+			return fmt.Errorf("open index entry %q (since %q): %w", id, since, errMalformedEntry)
 		}
-		for _, item := range out.Items {
-			id, since := strAttr(item, keys.RunID), strAttr(item, keys.OpenSK)
-			at, err := keys.ParseSort(since)
-			if id == "" || err != nil {
-				return open, fmt.Errorf("open index entry %q (since %q): %w", id, since, errMalformedEntry)
-			}
-			open = append(open, turns.OpenRun{RunID: id, Since: at})
-		}
-		if len(open) >= limit || len(out.LastEvaluatedKey) == 0 {
-			return open, nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
+		open = append(open, turns.OpenRun{RunID: id, Since: at})
+		return nil
+	})
+	if err != nil {
+		return open, fmt.Errorf("query open runs (%d listed): %w", len(open), err)
 	}
+	return open, nil
 }
 
 // errMalformedEntry is an index entry the store did not write.
@@ -76,17 +70,12 @@ func (d *Dynamo) RunSandboxes(ctx context.Context, runID string) ([]turns.Sandbo
 		ExpressionAttributeValues: map[string]types.AttributeValue{":run": str(runID), ":running": str(sandbox.StatusRunning)},
 	}
 	var refs []turns.SandboxRef
-	for {
-		out, err := d.db.Query(ctx, in)
-		if err != nil {
-			return nil, fmt.Errorf("query sandboxes of run %s: %w", runID, err)
-		}
-		for _, item := range out.Items {
-			refs = append(refs, turns.SandboxRef{Provider: strAttr(item, "provider"), SandboxID: strAttr(item, keys.SandboxID)})
-		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return refs, nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
+	err := d.queryPages(ctx, in, 0, 0, func(item map[string]types.AttributeValue) error {
+		refs = append(refs, turns.SandboxRef{Provider: strAttr(item, "provider"), SandboxID: strAttr(item, keys.SandboxID)})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("query sandboxes of run %s: %w", runID, err)
 	}
+	return refs, nil
 }

@@ -85,36 +85,27 @@ func (d *Dynamo) ExpiredSandboxes(ctx context.Context, bound time.Time, limit in
 	if limit <= 0 {
 		return nil, fmt.Errorf("query expired sandboxes: limit %d is not positive", limit)
 	}
-	var recs []sandbox.Record
-	var start map[string]types.AttributeValue
-	for {
-		out, err := d.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:              aws.String(d.tables.State),
-			IndexName:              aws.String(keys.LiveIndex),
-			KeyConditionExpression: aws.String("#p = :live AND #s <= :bound"),
-			// The sparse index drops killed sandboxes in DynamoDB; the filter
-			// also holds on servers whose indexes keep stale entries.
-			FilterExpression:          aws.String("#st = :running"),
-			ExpressionAttributeNames:  map[string]string{"#p": keys.GSI1PK, "#s": keys.GSI1SK, "#st": "status"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":live": str(keys.LiveValue), ":bound": str(keys.LiveSort(bound)), ":running": str(sandbox.StatusRunning)},
-			// Limit counts the items read before the filter: what is left
-			// to find bounds each page.
-			Limit:             aws.Int32(limit - int32(len(recs))),
-			ExclusiveStartKey: start,
-		})
-		if err != nil {
-			return recs, fmt.Errorf("query expired sandboxes: %w", err)
-		}
-		for _, item := range out.Items {
-			var r sandbox.Record
-			if err := attributevalue.UnmarshalMap(item, &r); err != nil {
-				return recs, fmt.Errorf("decode sandbox record: %w", err)
-			}
-			recs = append(recs, r)
-		}
-		if len(out.LastEvaluatedKey) == 0 || int32(len(recs)) >= limit {
-			return recs, nil
-		}
-		start = out.LastEvaluatedKey
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(d.tables.State),
+		IndexName:              aws.String(keys.LiveIndex),
+		KeyConditionExpression: aws.String("#p = :live AND #s <= :bound"),
+		// The sparse index drops killed sandboxes in DynamoDB; the filter
+		// also holds on servers whose indexes keep stale entries.
+		FilterExpression:          aws.String("#st = :running"),
+		ExpressionAttributeNames:  map[string]string{"#p": keys.GSI1PK, "#s": keys.GSI1SK, "#st": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":live": str(keys.LiveValue), ":bound": str(keys.LiveSort(bound)), ":running": str(sandbox.StatusRunning)},
 	}
+	var recs []sandbox.Record
+	err := d.queryPages(ctx, in, int(limit), 0, func(item map[string]types.AttributeValue) error {
+		var r sandbox.Record
+		if err := attributevalue.UnmarshalMap(item, &r); err != nil {
+			return fmt.Errorf("decode sandbox record: %w", err)
+		}
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		return recs, fmt.Errorf("query expired sandboxes: %w", err)
+	}
+	return recs, nil
 }
