@@ -7,18 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/commonly/runtime/bench/internal/turnstack"
+	"github.com/commonly/runtime/infra/rie"
 	"github.com/commonly/runtime/shared/store/embedded"
 )
 
@@ -245,13 +244,8 @@ func round(v []float64) []string {
 // refuses to start without a model and a sandbox (the usage event it
 // serves uses neither).
 func coldEnv(home string, awsEnv map[string]string) []string {
-	env := []string{
-		"PATH=/usr/bin:/bin", "HOME=" + home,
-		"STATE_TABLE=" + turnstack.Tables.State, "RUNS_TABLE=" + turnstack.Tables.Runs, "TURN_DISPATCH=inline",
-		"LLM_MODE=offline", "SANDBOX=local",
-	}
-	for _, k := range slices.Sorted(maps.Keys(awsEnv)) {
-		env = append(env, k+"="+awsEnv[k])
-	}
-	return env
+	return rie.Env(home, map[string]string{
+		"STATE_TABLE": turnstack.Tables.State, "RUNS_TABLE": turnstack.Tables.Runs, "TURN_DISPATCH": "inline",
+		"LLM_MODE": "offline", "SANDBOX": "local",
+	}, awsEnv)
 }
