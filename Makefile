@@ -102,7 +102,7 @@ bench-smoke:
 clean:
 	rm -rf bin cdk.out $(API_CLIENT)/node_modules $(API_CLIENT)/src/generated
 
-# The CDK stack (README, "Deploying"). infra/cdk is a Go module of its own,
+# The CDK stack (docs/operations.md, "Deploy"). infra/cdk is a Go module of its own,
 # so the functions' builds and tests never compile the CDK. The CDK CLI and
 # Node 22 for it and for jsii are pinned by infra/cdk/package-lock.json and
 # installed with npm ci into a cache outside the repo (CDK_CACHE): a
@@ -152,7 +152,7 @@ invoke: tools
 cdk-test: cdk-cli
 	cd $(CDK_DIR) && $(CDK_ENV) $(GO) test -count=1 ./...
 
-# bench: what a turn costs, side by side with @openai/agents (README, "Benchmarks").
+# bench: what a turn costs, side by side with @openai/agents (docs/benchmarks.md).
 # The peer is installed from bench/peer/package-lock.json into a cache
 # outside the repo; everything else is built here. Tunable:
 #   make bench BENCH_RUNS=5 BENCH_TURNS=300 BENCH_WARMUP=30 BENCH_COUNT=6 BENCH_GOTIME=300x

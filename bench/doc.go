@@ -3,5 +3,5 @@
 // client, DynamoDB through the real SDK) against a scripted model with
 // zero think time, in-process with `go test -bench`, and side by side
 // with the @openai/agents loop on the same script with `make bench`
-// (cmd/benchdriver). See the README's "Benchmarks" section.
+// (cmd/benchdriver). See docs/benchmarks.md.
 package bench

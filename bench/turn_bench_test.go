@@ -54,7 +54,7 @@ func benchAPI(b *testing.B, level slog.Level, env map[string]string) {
 // idempotency record, turnstack.StoreCopies, with the warm-up turns): the
 // embedded DynamoDB must answer a turn with 10,000 runs behind it as fast
 // as a fresh one, as DynamoDB does. `benchstat -col /runs` sets the two
-// side by side (README, "Benchmarks").
+// side by side (docs/benchmarks.md, "A turn with 10,000 runs stored").
 func BenchmarkTurnStoredRuns(b *testing.B) {
 	for _, stored := range []int{100, 10_000} {
 		b.Run(fmt.Sprintf("runs=%d", stored), func(b *testing.B) {

@@ -7,7 +7,7 @@
 // read loops, the netpoller) can wake another OS thread; with one P they
 // run on one thread. `make bench` against GOMAXPROCS=2 measured 13–21 %
 // less CPU per turn (a third less kernel time) and no more wall time
-// (README, "Benchmarks").
+// (docs/benchmarks.md, "One P").
 // Below 1,769 MB a function has less than one vCPU anyway; Go's own
 // default counts the vCPUs and the cgroup limit but never goes below 2.
 package gomaxprocs

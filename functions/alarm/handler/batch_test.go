@@ -11,7 +11,7 @@ import (
 	"github.com/commonly/runtime/shared/money"
 )
 
-// What a full batch costs (README, "The alarm function"): 100 records,
+// What a full batch costs (docs/money.md, "What the alarm function costs"): 100 records,
 // 25 two-step turns of three users on one day (4 records a turn), are
 // one BatchGetItem and one TransactWriteItems per user-day; their
 // redelivery is the read alone; alarms add one PutEvents per ten and an

@@ -129,7 +129,7 @@ func grant(role awsiam.IRole, actions []string, resources ...*string) {
 
 // environment is a function's declared variables: every variable it
 // reads, with its value in AWS. "" means the function's own default
-// (README, "Configuration").
+// (docs/operations.md, "Configuration").
 type environment map[string]*string
 
 func (e environment) values() *map[string]*string {

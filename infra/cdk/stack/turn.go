@@ -24,7 +24,7 @@ const (
 	// after a timeout, a minute later, finds the run abandoned and closes
 	// it; the reaper closes the others.
 	turnTimeoutSeconds = int(turns.MaxTurnDuration / time.Second)
-	// The process peaks near 30 MiB (README, "Benchmarks"); the memory
+	// The process peaks near 30 MiB (docs/benchmarks.md, "Latest results"); the memory
 	// buys CPU (1,769 MB is one vCPU): 512 MB keeps the API path's ~4 ms
 	// of CPU per turn (measured at a full core) near 15 ms.
 	turnMemoryMB = 512
