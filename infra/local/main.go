@@ -26,9 +26,9 @@ import (
 
 	"github.com/commonly/runtime/api"
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/local/gateway"
+	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/sandbox/local"
-	"github.com/commonly/runtime/shared/store/embedded"
 )
 
 // DefaultJWTSecret is the local signing secret when LOCAL_JWT_SECRET is
@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 		return fmt.Errorf("config: %w", err)
 	}
 
-	db, err := embedded.StartWithTables(ctx, envOr(getenv, "LOCAL_DYNAMODB_ADDR", "127.0.0.1:0"), cfg.Tables)
+	db, err := dynamodblocal.StartWithTables(ctx, envOr(getenv, "LOCAL_DYNAMODB_ADDR", "127.0.0.1:0"), cfg.Tables)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	// standard endpoint variable, exactly as it would be at any endpoint.
 	// The region and dummy credentials only where unset.
 	for k, v := range db.AWSEnv() {
-		if k == embedded.EndpointVar || os.Getenv(k) == "" {
+		if k == dynamodblocal.EndpointVar || os.Getenv(k) == "" {
 			os.Setenv(k, v)
 		}
 	}
@@ -120,7 +120,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	gw := &gateway.Gateway{Secret: secret, Invoke: built.Handler.HandleHTTP, Log: log}
+	gw := &apigatewaylocal.Gateway{Secret: secret, Invoke: built.Handler.HandleHTTP, Log: log}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -175,7 +175,7 @@ func localEnv(getenv func(string) string) map[string]string {
 
 // tablesLabel is a line per table: its stream and TTL, as the embedded
 // server reports them.
-func tablesLabel(tables []embedded.TableInfo) string {
+func tablesLabel(tables []dynamodblocal.TableInfo) string {
 	var b strings.Builder
 	for _, t := range tables {
 		b.WriteString("\n              " + t.String())
@@ -218,9 +218,9 @@ func printToken(args []string, secret []byte, out *os.File) error {
 	var tok string
 	var err error
 	if len(args) > 1 && args[1] == "admin" {
-		tok, err = gateway.MintServiceToken(secret, args[0], time.Now())
+		tok, err = apigatewaylocal.MintServiceToken(secret, args[0], time.Now())
 	} else {
-		tok, err = gateway.MintToken(secret, args[0], nil, 24*time.Hour, time.Now())
+		tok, err = apigatewaylocal.MintToken(secret, args[0], nil, 24*time.Hour, time.Now())
 	}
 	if err != nil {
 		return err

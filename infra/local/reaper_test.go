@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/functions/turn/app"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/reaper"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/local"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
 	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -39,7 +39,7 @@ func TestLocalReaperOnItsTicker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", cfg.Tables)
+	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", cfg.Tables)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,11 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -48,7 +48,7 @@ func (q *queryingDB) count() int {
 // (to read the index as DynamoDB holds it) and a count of its Queries.
 func reclaimStore(t *testing.T) (*store.Dynamo, *dynamodb.Client, *queryingDB) {
 	t.Helper()
-	srv, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", tables)
+	srv, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", tables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func (f *failingQueries) Query(ctx context.Context, in *dynamodb.QueryInput, opt
 // A page that fails ends the listing with an error and the runs of the
 // pages read before it.
 func TestOpenRunsKeepsThePagesReadBeforeAFailure(t *testing.T) {
-	srv, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", tables)
+	srv, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", tables)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
 	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -22,7 +22,7 @@ import (
 // Every item that expires carries the tables' TTL attribute, set by the
 // same writes in AWS and locally; plans and installs never expire.
 func TestItemsCarryTheirTTL(t *testing.T) {
-	srv, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", tables)
+	srv, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", tables)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	alarm "github.com/commonly/runtime/functions/alarm/handler"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/ledger"
 	"github.com/commonly/runtime/shared/runs"
-	"github.com/commonly/runtime/shared/store/embedded"
 )
 
 // Threshold is the spend alarm's, $2: no test that uses Feed reaches it.
@@ -26,7 +26,7 @@ const Threshold = 2_000_000
 // run whose record with status has been counted (its batch handled).
 // Any spend alarm fails the test. A redelivery nobody waits for is
 // dropped, never blocking the stream.
-func Feed(t testing.TB, db *embedded.Server, runsTable string, st ledger.Store, now func() time.Time, status runs.Status) <-chan string {
+func Feed(t testing.TB, db *dynamodblocal.Server, runsTable string, st ledger.Store, now func() time.Time, status runs.Status) <-chan string {
 	t.Helper()
 	l, err := ledger.New(ledger.Config{Store: st, Publisher: noAlarms{t}, Threshold: Threshold, Now: now})
 	if err != nil {
@@ -48,7 +48,7 @@ func Feed(t testing.TB, db *embedded.Server, runsTable string, st ledger.Store, 
 			}
 		}
 		return resp, err
-	}, embedded.MappingConfig{ReportBatchItemFailures: true, FunctionName: "AlarmFunction"})
+	}, dynamodblocal.MappingConfig{ReportBatchItemFailures: true, FunctionName: "AlarmFunction"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,11 +19,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
 	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -144,7 +144,7 @@ var streamTables = store.Tables{State: "gen-state", Runs: "commonly-runs"}
 
 func newStream(t *testing.T) *stream {
 	t.Helper()
-	srv, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", streamTables)
+	srv, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", streamTables)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,13 @@
-// Package eventbus is a local stand-in for Amazon EventBridge's PutEvents:
-// the JSON 1.1 API (X-Amz-Target AWSEvents.PutEvents) on loopback, which
-// the real SDK client reaches through AWS_ENDPOINT_URL_EVENTBRIDGE. Each
-// accepted entry is appended, as the event EventBridge would deliver to a
-// rule's target, to a JSON-lines file, and kept for the caller to read.
-// For the local stack and tests only.
-package eventbus
+// Package eventbridgelocal is the local stand-in for Amazon EventBridge's
+// PutEvents: the JSON 1.1 API (X-Amz-Target AWSEvents.PutEvents) on
+// loopback, which the real SDK client reaches through its endpoint
+// (AWS_ENDPOINT_URL_EVENTBRIDGE, or Client). Each accepted entry becomes
+// the event EventBridge would deliver to a rule's target: kept for the
+// caller to read (Events), and appended as a JSON line to a file and a
+// writer when configured. It can refuse calls (500, which the SDK
+// retries) and entries (FailedEntryCount, which it does not), as
+// EventBridge does. The local stack, `make invoke` and the tests use it.
+package eventbridgelocal
 
 import (
 	"context"
@@ -14,11 +17,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 )
 
 // EndpointVar is the SDK's standard variable for EventBridge's endpoint.
@@ -41,31 +49,36 @@ type Entry struct {
 	TraceHeader  string   `json:"TraceHeader,omitempty"`
 }
 
-// Event is an accepted entry as EventBridge delivers it to a target.
+// Event is an accepted entry in the envelope EventBridge delivers to a
+// rule's targets.
 type Event struct {
 	Version    string          `json:"version"`
 	ID         string          `json:"id"`
 	DetailType string          `json:"detail-type"`
 	Source     string          `json:"source"`
 	Account    string          `json:"account"`
-	Time       string          `json:"time"`
+	Time       time.Time       `json:"time"` // UTC, whole seconds, as delivered
 	Region     string          `json:"region"`
 	Resources  []string        `json:"resources"`
 	Detail     json.RawMessage `json:"detail"`
 	// Bus is the bus it was put on ("default" when the entry named none);
-	// not part of the delivered event, so not written to the file.
+	// not part of the delivered event, so not written to the lines.
 	Bus string `json:"-"`
 }
 
 // Config configures the stand-in. The zero value is usable.
 type Config struct {
-	// EventsFile, when set, receives one JSON line per accepted event.
+	// Addr is where to listen; "" is "127.0.0.1:0", any free port.
+	Addr string
+	// EventsFile, when set, is appended one JSON line per accepted event.
 	EventsFile string
+	// Out, when set, is written the same lines (the local stack prints them).
+	Out io.Writer
 	// Account and Region fill the events (default 123456789012, us-east-1).
 	Account, Region string
 	// Fail, when set, decides entries that fail with InternalFailure, as
 	// EventBridge reports a failed entry (FailedEntryCount, ErrorCode):
-	// for tests of a caller's retry.
+	// for tests of a caller's retry. FailEntries fails the next n instead.
 	Fail func(Entry) bool
 	// Now stamps events without a Time (default time.Now).
 	Now func() time.Time
@@ -75,16 +88,23 @@ type Config struct {
 type Server struct {
 	URL string
 
-	cfg    Config
-	srv    *http.Server
-	done   chan error
-	mu     sync.Mutex
-	events []Event
-	file   *os.File
+	cfg  Config
+	srv  *http.Server
+	done chan error
+
+	mu           sync.Mutex
+	events       []Event
+	file         *os.File
+	requests     int
+	failRequests int
+	failEntries  int
 }
 
-// Start listens on addr ("127.0.0.1:0" for any free port) and serves.
-func Start(addr string, cfg Config) (*Server, error) {
+// Start listens on cfg.Addr and serves until Close.
+func Start(cfg Config) (*Server, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
 	if cfg.Account == "" {
 		cfg.Account = "123456789012"
 	}
@@ -98,16 +118,16 @@ func Start(addr string, cfg Config) (*Server, error) {
 	if cfg.EventsFile != "" {
 		f, err := os.OpenFile(cfg.EventsFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 		if err != nil {
-			return nil, fmt.Errorf("eventbus: %w", err)
+			return nil, fmt.Errorf("eventbridge stand-in: %w", err)
 		}
 		s.file = f
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		if s.file != nil {
 			_ = s.file.Close()
 		}
-		return nil, fmt.Errorf("eventbus: listen %s: %w", addr, err)
+		return nil, fmt.Errorf("eventbridge stand-in: listen %s: %w", cfg.Addr, err)
 	}
 	s.URL = "http://" + ln.Addr().String()
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
@@ -115,11 +135,44 @@ func Start(addr string, cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// Client is a real SDK client for the server, with dummy credentials
+// (the stand-in checks no signature) and the SDK's standard retries.
+func (s *Server) Client() *eventbridge.Client {
+	return eventbridge.NewFromConfig(aws.Config{
+		Region:      s.cfg.Region,
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+	}, func(o *eventbridge.Options) { o.BaseEndpoint = aws.String(s.URL) })
+}
+
 // Events returns the events accepted so far, in order.
 func (s *Server) Events() []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Event(nil), s.events...)
+}
+
+// Requests is the number of PutEvents requests received.
+func (s *Server) Requests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests
+}
+
+// FailRequests makes the next n requests fail with 500 InternalException,
+// which the SDK retries (three attempts by default) before giving up.
+func (s *Server) FailRequests(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failRequests = n
+}
+
+// FailEntries makes the next n valid entries fail inside successful calls
+// (FailedEntryCount > 0, ErrorCode InternalFailure), which the SDK does
+// not retry.
+func (s *Server) FailEntries(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failEntries = n
 }
 
 // Close stops the server and closes the file.
@@ -148,7 +201,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if target := r.Header.Get("X-Amz-Target"); target != "AWSEvents.PutEvents" {
-		apiError(w, http.StatusBadRequest, "UnknownOperationException", fmt.Sprintf("%s is not served by the local event bus", target))
+		apiError(w, http.StatusBadRequest, "UnknownOperationException", fmt.Sprintf("%s is not served by the local EventBridge", target))
 		return
 	}
 	var in struct {
@@ -162,6 +215,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "SerializationException", "the body is not a PutEvents request")
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests++
+	if s.failRequests > 0 {
+		s.failRequests--
+		apiError(w, http.StatusInternalServerError, "InternalException", "injected failure")
+		return
+	}
 	if len(in.Entries) < 1 || len(in.Entries) > maxEntries {
 		apiError(w, http.StatusBadRequest, "ValidationException",
 			fmt.Sprintf("1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length between 1 and %d", maxEntries))
@@ -171,19 +232,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Entries          []resultEntry `json:"Entries"`
 		FailedEntryCount int           `json:"FailedEntryCount"`
 	}{Entries: make([]resultEntry, len(in.Entries))}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	for i, raw := range in.Entries {
 		res, ev := s.accept(raw)
+		if res.ErrorCode == "" {
+			if err := s.record(ev); err != nil {
+				res = resultEntry{ErrorCode: "InternalFailure", ErrorMessage: "the local events file could not be written"}
+			}
+		}
 		if res.ErrorCode != "" {
 			out.FailedEntryCount++
-			out.Entries[i] = res
-			continue
-		}
-		if err := s.record(ev); err != nil {
-			out.FailedEntryCount++
-			out.Entries[i] = resultEntry{ErrorCode: "InternalFailure", ErrorMessage: "the local events file could not be written"}
-			continue
 		}
 		out.Entries[i] = res
 	}
@@ -192,6 +249,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // accept validates one entry as EventBridge does and builds its event.
+// Called with mu held.
 func (s *Server) accept(raw json.RawMessage) (resultEntry, Event) {
 	var e Entry
 	if err := json.Unmarshal(raw, &e); err != nil {
@@ -212,12 +270,11 @@ func (s *Server) accept(raw json.RawMessage) (resultEntry, Event) {
 		return resultEntry{ErrorCode: "MalformedDetail", ErrorMessage: "Detail is malformed."}, Event{}
 	}
 	if s.cfg.Fail != nil && s.cfg.Fail(e) {
-		return resultEntry{ErrorCode: "InternalFailure", ErrorMessage: "Internal service error (injected by the local event bus)."}, Event{}
+		return resultEntry{ErrorCode: "InternalFailure", ErrorMessage: "Internal service error (injected by the local EventBridge)."}, Event{}
 	}
-	at := s.cfg.Now()
-	if e.Time != nil {
-		sec := int64(*e.Time)
-		at = time.Unix(sec, int64((*e.Time-float64(sec))*1e9))
+	if s.failEntries > 0 {
+		s.failEntries--
+		return resultEntry{ErrorCode: "InternalFailure", ErrorMessage: "Internal service error (injected by the local EventBridge)."}, Event{}
 	}
 	bus := e.EventBusName
 	if bus == "" {
@@ -230,20 +287,40 @@ func (s *Server) accept(raw json.RawMessage) (resultEntry, Event) {
 	id := eventID()
 	return resultEntry{EventID: id}, Event{
 		Version: "0", ID: id, DetailType: e.DetailType, Source: e.Source,
-		Account: s.cfg.Account, Region: s.cfg.Region, Time: at.UTC().Format(time.RFC3339),
+		Account: s.cfg.Account, Region: s.cfg.Region, Time: s.entryTime(e.Time),
 		Resources: resources, Detail: json.RawMessage(e.Detail), Bus: bus,
 	}
 }
 
-// record keeps an event and appends it to the file. Called with mu held.
+// entryTime is the entry's Time (epoch seconds), or now when absent, in
+// UTC to the second as the delivered event's "time".
+func (s *Server) entryTime(sec *float64) time.Time {
+	at := s.cfg.Now()
+	if sec != nil {
+		whole, frac := math.Modf(*sec)
+		at = time.Unix(int64(whole), int64(frac*1e9))
+	}
+	return at.UTC().Truncate(time.Second)
+}
+
+// record keeps an event and appends its line to the file and Out.
+// Called with mu held.
 func (s *Server) record(ev Event) error {
-	if s.file != nil {
+	if s.file != nil || s.cfg.Out != nil {
 		line, err := json.Marshal(ev)
 		if err != nil {
 			return err
 		}
-		if _, err := s.file.Write(append(line, '\n')); err != nil {
-			return err
+		line = append(line, '\n')
+		if s.file != nil {
+			if _, err := s.file.Write(line); err != nil {
+				return err
+			}
+		}
+		if s.cfg.Out != nil {
+			if _, err := s.cfg.Out.Write(line); err != nil {
+				return err
+			}
 		}
 	}
 	s.events = append(s.events, ev)
@@ -262,6 +339,7 @@ func eventID() string {
 
 func apiError(w http.ResponseWriter, status int, typ, msg string) {
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	w.Header().Set("X-Amzn-ErrorType", typ)
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": msg})
 }

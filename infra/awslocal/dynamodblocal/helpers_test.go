@@ -1,10 +1,8 @@
-package embedded
+package dynamodblocal
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/syncbuf"
 )
 
 var testTables = store.Tables{State: "state", Runs: "runs"}
@@ -21,37 +20,19 @@ var testTables = store.Tables{State: "state", Runs: "runs"}
 // t0 is the manual clock's start.
 var t0 = time.Date(2026, 12, 2, 10, 30, 15, 500_000_000, time.UTC)
 
-// syncBuffer is a log sink safe for the mapping's goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // testServer is a server with the runtime's tables on a manual clock,
 // without the periodic TTL sweep (tests call ExpireNow or set it), its log
 // in a buffer.
 type testServer struct {
 	*Server
 	clock *ManualClock
-	log   *syncBuffer
+	log   *syncbuf.Buffer
 	db    *dynamodb.Client
 }
 
 func newTestServer(t *testing.T, cfg Config) *testServer {
 	t.Helper()
-	ts := &testServer{clock: NewManualClock(t0), log: &syncBuffer{}}
+	ts := &testServer{clock: NewManualClock(t0), log: &syncbuf.Buffer{}}
 	cfg.Clock = ts.clock
 	cfg.Log = slog.New(slog.NewJSONHandler(ts.log, nil))
 	if cfg.TTLSweepInterval == 0 {

@@ -1,7 +1,8 @@
-package eventbus_test
+package eventbridgelocal_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,17 +13,16 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/commonly/runtime/infra/local/eventbus"
+	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
 )
 
-func start(t *testing.T, cfg eventbus.Config) (*eventbus.Server, *eventbridge.Client) {
+func start(t *testing.T, cfg eventbridgelocal.Config) (*eventbridgelocal.Server, *eventbridge.Client) {
 	t.Helper()
-	s, err := eventbus.Start("127.0.0.1:0", cfg)
+	s, err := eventbridgelocal.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,17 +31,13 @@ func start(t *testing.T, cfg eventbus.Config) (*eventbus.Server, *eventbridge.Cl
 			t.Error(err)
 		}
 	})
-	client := eventbridge.NewFromConfig(aws.Config{
-		Region:      "us-east-1",
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
-	}, func(o *eventbridge.Options) { o.BaseEndpoint = aws.String(s.URL) })
-	return s, client
+	return s, s.Client()
 }
 
 func TestPutEventsAppendsDeliveredEvents(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "events.jsonl")
 	at := time.Date(2026, 12, 2, 23, 59, 59, 0, time.UTC)
-	s, client := start(t, eventbus.Config{EventsFile: file, Now: func() time.Time { return at }})
+	s, client := start(t, eventbridgelocal.Config{EventsFile: file, Now: func() time.Time { return at }})
 	out, err := client.PutEvents(context.Background(), &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{
 		{Source: aws.String("commonly.hosted-runtime"), DetailType: aws.String("SpendAlarmRaised"),
 			Detail: aws.String(`{"userId":"user-1","costMicros":2000000}`), EventBusName: aws.String("bus-1")},
@@ -89,7 +85,7 @@ func TestPutEventsAppendsDeliveredEvents(t *testing.T) {
 
 func TestPutEventsReportsFailedEntries(t *testing.T) {
 	fail := true
-	s, client := start(t, eventbus.Config{Fail: func(e eventbus.Entry) bool { return fail && e.DetailType == "Flaky" }})
+	s, client := start(t, eventbridgelocal.Config{Fail: func(e eventbridgelocal.Entry) bool { return fail && e.DetailType == "Flaky" }})
 	entry := func(detailType, detail string) types.PutEventsRequestEntry {
 		return types.PutEventsRequestEntry{Source: aws.String("s"), DetailType: aws.String(detailType), Detail: aws.String(detail)}
 	}
@@ -116,7 +112,7 @@ func TestPutEventsReportsFailedEntries(t *testing.T) {
 }
 
 func TestPutEventsRejectsMoreThanTenEntries(t *testing.T) {
-	_, client := start(t, eventbus.Config{})
+	_, client := start(t, eventbridgelocal.Config{})
 	entries := make([]types.PutEventsRequestEntry, 11)
 	for i := range entries {
 		entries[i] = types.PutEventsRequestEntry{Source: aws.String("s"), DetailType: aws.String("d"), Detail: aws.String(`{}`)}
@@ -125,5 +121,63 @@ func TestPutEventsRejectsMoreThanTenEntries(t *testing.T) {
 	var apiErr smithy.APIError
 	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "ValidationException" {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func entry(detail string) types.PutEventsRequestEntry {
+	return types.PutEventsRequestEntry{Source: aws.String("s"), DetailType: aws.String("t"), Detail: aws.String(detail),
+		EventBusName: aws.String("bus"), Time: aws.Time(time.Date(2026, 12, 3, 0, 0, 1, 0, time.UTC))}
+}
+
+// The real SDK client talks to the stand-in as to EventBridge.
+func TestPutEventsThroughTheSDK(t *testing.T) {
+	var lines bytes.Buffer
+	srv, err := eventbridgelocal.Start(eventbridgelocal.Config{Out: &lines})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c := srv.Client()
+	ctx := context.Background()
+
+	out, err := c.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{entry(`{"a":1}`), entry(`[1]`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.FailedEntryCount != 1 || aws.ToString(out.Entries[0].EventId) == "" || aws.ToString(out.Entries[1].ErrorCode) != "MalformedDetail" {
+		t.Fatalf("out %+v", out)
+	}
+	evs := srv.Events()
+	if len(evs) != 1 || evs[0].Bus != "bus" || string(evs[0].Detail) != `{"a":1}` || !evs[0].Time.Equal(time.Date(2026, 12, 3, 0, 0, 1, 0, time.UTC)) {
+		t.Fatalf("events %+v", evs)
+	}
+	var line map[string]any
+	if err := json.Unmarshal(lines.Bytes(), &line); err != nil || line["detail-type"] != "t" || line["id"] != evs[0].ID {
+		t.Fatalf("line %s: %v", lines.String(), err)
+	}
+
+	srv.FailEntries(1)
+	out, err = c.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{entry(`{}`), entry(`{}`)}})
+	if err != nil || out.FailedEntryCount != 1 || aws.ToString(out.Entries[0].ErrorCode) != "InternalFailure" || out.Entries[1].EventId == nil {
+		t.Fatalf("failed entry: %+v %v", out, err)
+	}
+
+	// 500s are retried by the SDK: two failures and a success make one call.
+	before := srv.Requests()
+	srv.FailRequests(2)
+	if _, err := c.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{entry(`{}`)}}); err != nil {
+		t.Fatalf("after two retried failures: %v", err)
+	}
+	if got := srv.Requests() - before; got != 3 {
+		t.Fatalf("%d requests, want 3", got)
+	}
+	srv.FailRequests(3)
+	_, err = c.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{entry(`{}`)}})
+	var api smithy.APIError
+	if !errors.As(err, &api) || api.ErrorCode() != "InternalException" {
+		t.Fatalf("three failures: %v", err)
+	}
+	if _, err := c.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: make([]types.PutEventsRequestEntry, 11)}); err == nil {
+		t.Fatal("11 entries accepted")
 	}
 }

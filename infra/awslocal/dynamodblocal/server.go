@@ -1,10 +1,10 @@
-// Package embedded serves an in-process DynamoDB-compatible API (minidyn,
+// Package dynamodblocal serves an in-process DynamoDB-compatible API (minidyn,
 // patched in third_party/minidyn) on loopback, so the real AWS SDK client
 // talks to a real DynamoDB JSON endpoint on a machine without a cloud
 // account, with what DynamoDB adds around its tables: streams, a Lambda
 // event source mapping to deliver them in process (Subscribe), and Time
 // to Live. For the local stack and tests only.
-package embedded
+package dynamodblocal
 
 import (
 	"context"

@@ -1,9 +1,9 @@
-// Package gateway is the local stand-in for API Gateway (HTTP API) with
+// Package apigatewaylocal is the local stand-in for API Gateway (HTTP API) with
 // its JWT authorizer: it turns HTTP requests into the
 // events.APIGatewayV2HTTPRequest the turn function receives in AWS, with
 // the claims of a valid HS256 token, and the function's responses back into
 // HTTP. The local stack and the benchmarks serve the API through it.
-package gateway
+package apigatewaylocal
 
 import (
 	"context"

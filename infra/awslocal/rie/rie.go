@@ -1,6 +1,7 @@
 // Package rie runs a Lambda function's bootstrap under the AWS Lambda
 // Runtime Interface Emulator, as `sam local invoke` does inside its
-// container, and invokes it: the functions' emulator tests use it.
+// container, and invokes it: the functions' emulator tests, `make
+// invoke` and the benchmarks' cold starts use it.
 package rie
 
 import (
@@ -14,44 +15,62 @@ import (
 	"net/http"
 	"os/exec"
 	"slices"
-	"sync"
+	"syscall"
 	"time"
+
+	"github.com/commonly/runtime/shared/syncbuf"
 )
 
 // Emulator is a bootstrap running under the emulator.
 type Emulator struct {
-	url string
-	cmd *exec.Cmd
-	out lockedBuffer
+	// URL is the emulator's invocations endpoint.
+	URL string
+	// Started is the time just before the emulator was started: the
+	// origin of a cold start's measure.
+	Started time.Time
+	cmd     *exec.Cmd
+	out     syncbuf.Buffer
 }
 
 // Start runs bootstrap under the emulator binary bin on free loopback
 // ports, with exactly the environment env ("K=V"; nothing is inherited).
-func Start(bin, bootstrap string, env []string) (*Emulator, error) {
-	addr, err := freeAddr()
+// What the emulator and the function write is kept (Output) and, when
+// logs is not nil, copied to logs as it comes.
+func Start(bin, bootstrap string, env []string, logs io.Writer) (*Emulator, error) {
+	addr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	apiAddr, err := freeAddr()
+	apiAddr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	e := &Emulator{url: "http://" + addr + "/2015-03-31/functions/function/invocations"}
+	e := &Emulator{URL: "http://" + addr + "/2015-03-31/functions/function/invocations"}
 	e.cmd = exec.Command(bin, "--runtime-interface-emulator-address", addr, "--runtime-api-address", apiAddr, bootstrap)
 	e.cmd.Env = env
-	e.cmd.Stdout, e.cmd.Stderr = &e.out, &e.out
+	var out io.Writer = &e.out
+	if logs != nil {
+		out = io.MultiWriter(&e.out, logs)
+	}
+	e.cmd.Stdout, e.cmd.Stderr = out, out
+	// A process group of its own, so that Close ends the bootstrap (the
+	// emulator's child) with it.
+	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	e.Started = time.Now()
 	if err := e.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the emulator: %w", err)
+		return nil, fmt.Errorf("start the emulator %s: %w", bin, err)
 	}
 	return e, nil
 }
 
-// Invoke sends one event and returns the function's response. The first
-// call waits for the emulator to listen, up to ten seconds.
+// Invoke sends one event and returns the function's response: its
+// result, or the error document of a function error (errorType), which
+// the emulator answers with 200 as Lambda does. The first call waits for
+// the emulator to listen, up to ten seconds.
 func (e *Emulator) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(payload))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(payload))
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +96,7 @@ func (e *Emulator) Output() string { return e.out.String() }
 
 // Close stops the emulator and the function.
 func (e *Emulator) Close() error {
-	err := e.cmd.Process.Kill()
+	err := syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
 	var exit *exec.ExitError
 	if werr := e.cmd.Wait(); werr != nil && !errors.As(werr, &exit) {
 		err = errors.Join(err, werr)
@@ -99,28 +118,13 @@ func Env(home string, vars ...map[string]string) []string {
 	return env
 }
 
-func freeAddr() (string, error) {
+// FreeAddr is a loopback address with a port free at the time of the
+// call, for a process that takes its address as a flag.
+func FreeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
