@@ -1,18 +1,19 @@
-// Package alarmtest feeds the alarm function's handler, with the real
-// ledger, from the embedded DynamoDB's runs stream, as Lambda's event
-// source mapping feeds it in AWS: for the tests of whoever writes runs
-// (the worker, the reaper) that check a run's cost reaches the user's day.
-package alarmtest
+// Package ledgertest feeds the real ledger from the embedded DynamoDB's
+// runs stream, as the alarm function fed by Lambda's event source mapping
+// does in AWS: for the tests of whoever writes runs (the worker, the
+// reaper) that check a run's cost reaches the user's day. It is test
+// support: it imports the local DynamoDB and the Lambda event types,
+// which the domain's own packages never do (shared/imports_test.go).
+package ledgertest
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	alarm "github.com/commonly/runtime/functions/alarm/handler"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/ledger"
 	"github.com/commonly/runtime/shared/runs"
@@ -21,7 +22,7 @@ import (
 // Threshold is the spend alarm's, $2: no test that uses Feed reaches it.
 const Threshold = 2_000_000
 
-// Feed subscribes the alarm handler, its ledger on st, to db's stream of
+// Feed subscribes the ledger, on st, to db's stream of
 // runsTable until the test ends, and returns a channel told the id of each
 // run whose record with status has been counted (its batch handled).
 // Any spend alarm fails the test. A redelivery nobody waits for is
@@ -32,13 +33,17 @@ func Feed(t testing.TB, db *dynamodblocal.Server, runsTable string, st ledger.St
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := alarm.New(alarm.Config{Ledger: l, Log: slog.New(slog.DiscardHandler), Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
 	counted := make(chan string, 64)
 	stop, err := db.Subscribe(context.Background(), runsTable, func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		resp, err := h.Handle(ctx, ev)
+		records := make([]ledger.Record, len(ev.Records))
+		for i, r := range ev.Records {
+			records[i] = ledger.Record{Seq: r.Change.SequenceNumber, Op: ledger.Op(r.EventName), New: image(r.Change.NewImage), Old: image(r.Change.OldImage)}
+		}
+		res := l.Process(ctx, records)
+		resp := events.DynamoDBEventResponse{}
+		for _, seq := range res.Failed {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seq})
+		}
 		for _, rec := range ev.Records {
 			if s := rec.Change.NewImage["status"]; s.DataType() == events.DataTypeString && s.String() == string(status) {
 				select {
@@ -47,7 +52,7 @@ func Feed(t testing.TB, db *dynamodblocal.Server, runsTable string, st ledger.St
 				}
 			}
 		}
-		return resp, err
+		return resp, nil
 	}, dynamodblocal.MappingConfig{ReportBatchItemFailures: true, FunctionName: "AlarmFunction"})
 	if err != nil {
 		t.Fatal(err)
@@ -81,4 +86,23 @@ type noAlarms struct{ t testing.TB }
 func (p noAlarms) Publish(_ context.Context, alarms []ledger.Alarm) []error {
 	p.t.Errorf("unexpected spend alarms: %+v", alarms)
 	return make([]error, len(alarms))
+}
+
+// image converts the attributes the ledger reads (ledger.ImageAttributes:
+// strings and numbers) from the stream record; the alarm function's
+// translation of every attribute type is its own (functions/alarm/handler).
+func image(img map[string]events.DynamoDBAttributeValue) map[string]types.AttributeValue {
+	if img == nil {
+		return nil
+	}
+	out := make(map[string]types.AttributeValue, len(ledger.ImageAttributes))
+	for _, name := range ledger.ImageAttributes {
+		switch v := img[name]; v.DataType() {
+		case events.DataTypeString:
+			out[name] = &types.AttributeValueMemberS{Value: v.String()}
+		case events.DataTypeNumber:
+			out[name] = &types.AttributeValueMemberN{Value: v.Number()}
+		}
+	}
+	return out
 }
