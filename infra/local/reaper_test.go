@@ -19,6 +19,7 @@ import (
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/local"
 	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/store/storetest"
 	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -122,7 +123,7 @@ func TestLocalReaperOnItsTicker(t *testing.T) {
 	if live := box.Live(); len(live) != 1 || live[0].ID != young.ID() {
 		t.Errorf("live sessions %v, want only the young one", live)
 	}
-	if rec, _, _ := st.GetSandbox(ctx, dead.ID()); rec.Status != sandbox.StatusKilled {
+	if rec, _, _ := storetest.Sandbox(ctx, db.Client(), cfg.Tables.State, dead.ID()); rec.Status != sandbox.StatusKilled {
 		t.Errorf("record %+v", rec)
 	}
 	if got, err := st.GetRun(ctx, run.RunID); err != nil || got.Status != runs.StatusInterrupted || !got.Refunded {

@@ -16,6 +16,7 @@ import (
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/store/storetest"
 	"github.com/commonly/runtime/shared/syncbuf"
 )
 
@@ -125,7 +126,7 @@ func (r *rig) record(t testing.TB, id, runID string, created time.Time) {
 // status is the registry row's status ("" when there is none).
 func (r *rig) status(t testing.TB, id string) string {
 	t.Helper()
-	rec, found, err := r.st.GetSandbox(context.Background(), id)
+	rec, found, err := storetest.Sandbox(context.Background(), r.db.Client(), tables.State, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,21 +62,6 @@ func (d *Dynamo) MarkSandboxKilled(ctx context.Context, sandboxID string, at tim
 	return true, nil
 }
 
-// GetSandbox reads a sandbox's record; found is false when there is none.
-func (d *Dynamo) GetSandbox(ctx context.Context, sandboxID string) (rec sandbox.Record, found bool, err error) {
-	item, err := d.getItem(ctx, d.tables.State, stateKey(keys.Sandbox(sandboxID)))
-	if err != nil {
-		return sandbox.Record{}, false, fmt.Errorf("get sandbox %s: %w", sandboxID, err)
-	}
-	if len(item) == 0 {
-		return sandbox.Record{}, false, nil
-	}
-	if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
-		return sandbox.Record{}, false, fmt.Errorf("decode sandbox record: %w", err)
-	}
-	return rec, true, nil
-}
-
 // ExpiredSandboxes lists up to limit live sandboxes whose lifetime ended
 // at or before bound, oldest first, for the reaper: a query of the live
 // index (never a scan), followed page by page until limit records or the
