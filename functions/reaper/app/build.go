@@ -65,7 +65,7 @@ func Build(cfg Config, d Deps) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	rcfg := reaper.Config{
+	reaperCfg := reaper.Config{
 		Stage: cfg.Stage, Registry: st, Runs: rc, Lifetime: cfg.Lifetime,
 		Now: d.Now, Log: log, Metrics: d.Metrics,
 	}
@@ -78,11 +78,11 @@ func Build(cfg Config, d Deps) (*Built, error) {
 		if err != nil {
 			return nil, err
 		}
-		rcfg.E2B = client
+		reaperCfg.E2B = client
 	case SandboxLocal:
-		rcfg.Local = d.Local
+		reaperCfg.Local = d.Local
 	}
-	rp, err := reaper.New(rcfg)
+	rp, err := reaper.New(reaperCfg)
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	}
 	prices = prices.WithClock(d.Now)
 
-	engines, nat, err := buildEngines(cfg, d, st, prices)
+	engines, nativeEngine, err := buildEngines(cfg, d, st, prices)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	}
 	svc, err := turns.NewService(turns.ServiceConfig{
 		Store: st, Dispatcher: dispatcher, Limits: cfg.Limits, DefaultEngine: cfg.DefaultEngine,
-		Tools: nat.ToolNames(), Connectors: nat.ConnectorNames(),
+		Tools: nativeEngine.ToolNames(), Connectors: nativeEngine.ConnectorNames(),
 		SpendCap: cfg.SpendCap, FallbackConfigured: cfg.Fallback, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
 	})
 	if err != nil {
