@@ -10,7 +10,6 @@
 package eventbridgelocal
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -18,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -27,6 +25,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+
+	"github.com/commonly/runtime/infra/awslocal/internal/loopback"
 )
 
 // EndpointVar is the SDK's standard variable for EventBridge's endpoint.
@@ -89,8 +89,7 @@ type Server struct {
 	URL string
 
 	cfg  Config
-	srv  *http.Server
-	done chan error
+	http *loopback.Server
 
 	mu           sync.Mutex
 	events       []Event
@@ -114,7 +113,7 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, done: make(chan error, 1)}
+	s := &Server{cfg: cfg}
 	if cfg.EventsFile != "" {
 		f, err := os.OpenFile(cfg.EventsFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 		if err != nil {
@@ -122,16 +121,14 @@ func Start(cfg Config) (*Server, error) {
 		}
 		s.file = f
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
+	srv, err := loopback.Serve(cfg.Addr, s)
 	if err != nil {
 		if s.file != nil {
 			_ = s.file.Close()
 		}
-		return nil, fmt.Errorf("eventbridge stand-in: listen %s: %w", cfg.Addr, err)
+		return nil, fmt.Errorf("eventbridge stand-in: %w", err)
 	}
-	s.URL = "http://" + ln.Addr().String()
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
-	go func() { s.done <- s.srv.Serve(ln) }()
+	s.http, s.URL = srv, srv.URL
 	return s, nil
 }
 
@@ -177,12 +174,7 @@ func (s *Server) FailEntries(n int) {
 
 // Close stops the server and closes the file.
 func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	err := s.srv.Shutdown(ctx)
-	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
-	}
+	err := s.http.Close()
 	if s.file != nil {
 		err = errors.Join(err, s.file.Close())
 	}

@@ -9,16 +9,15 @@
 package lambdalocal
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/commonly/runtime/infra/awslocal/internal/loopback"
 )
 
 // EndpointVar is the SDK's standard variable for Lambda's endpoint.
@@ -37,8 +36,7 @@ type Invocation struct {
 type Server struct {
 	URL   string
 	names []string // the known function's names (name, ARN)
-	srv   *http.Server
-	done  chan error
+	http  *loopback.Server
 	mu    sync.Mutex
 	queue []Invocation
 }
@@ -46,13 +44,12 @@ type Server struct {
 // Start serves on a free loopback port; names are the names by which the
 // one known function is invoked (its name, its ARN).
 func Start(names ...string) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s := &Server{names: names}
+	srv, err := loopback.Serve("127.0.0.1:0", s)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("lambda stand-in: %w", err)
 	}
-	s := &Server{URL: "http://" + ln.Addr().String(), names: names, done: make(chan error, 1)}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
-	go func() { s.done <- s.srv.Serve(ln) }()
+	s.http, s.URL = srv, srv.URL
 	return s, nil
 }
 
@@ -92,15 +89,7 @@ func (s *Server) Take() []Invocation {
 }
 
 // Close stops the server.
-func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	err := s.srv.Shutdown(ctx)
-	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
-	}
-	return err
-}
+func (s *Server) Close() error { return s.http.Close() }
 
 func lambdaError(w http.ResponseWriter, status int, typ, msg string) {
 	w.Header().Set("Content-Type", "application/json")
