@@ -11,9 +11,9 @@ import (
 	"github.com/commonly/runtime/functions/reaper/handler"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/reaper"
+	"github.com/commonly/runtime/shared/redact"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -56,7 +56,7 @@ func Build(cfg Config, d Deps) (*Built, error) {
 		d.Log = slog.Default()
 	}
 	// Every line is scrubbed of the E2B key: E2B's answers reach the log.
-	log := slog.New(textcap.NewScrubber(cfg.Secrets()...).Handler(d.Log.Handler()))
+	log := slog.New(redact.NewScrubber(cfg.Secrets()...).Handler(d.Log.Handler()))
 	st, err := store.New(store.Config{DB: d.Dynamo, Tables: cfg.Tables})
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package textcap
+package redact
 
 import (
 	"encoding/base64"
@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 )
+
+// Redacted replaces a credential an upstream echoed back.
+const Redacted = "[redacted]"
 
 // MinPiece is the shortest run of a secret's characters that is redacted
 // wherever it appears. A key's identifying part is its random part, about

@@ -1,4 +1,4 @@
-package textcap
+package redact
 
 import (
 	"context"

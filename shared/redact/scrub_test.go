@@ -1,4 +1,4 @@
-package textcap
+package redact
 
 import (
 	"bytes"
@@ -155,5 +155,14 @@ func TestHandlerScrubsEveryLogLine(t *testing.T) {
 	}
 	if NewScrubber().Handler(slog.DiscardHandler) != slog.DiscardHandler {
 		t.Error("a scrubber without secrets wraps the handler")
+	}
+}
+
+func TestScrub(t *testing.T) {
+	if got := Scrub("token abc and abc", "abc"); got != "token [redacted] and [redacted]" {
+		t.Errorf("Scrub = %q", got)
+	}
+	if got := Scrub("nothing", ""); got != "nothing" {
+		t.Errorf("empty secret changed the text: %q", got)
 	}
 }
