@@ -24,10 +24,10 @@ import (
 	"github.com/commonly/runtime/functions/alarm/handler"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
-	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -143,9 +143,9 @@ type usage struct {
 
 func (hs *harness) usage(user, day string) usage {
 	hs.t.Helper()
-	k := keys.UsageOnDay(user, day)
+	k := tablekeys.UsageOnDay(user, day)
 	out, err := hs.raw.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(harnessTables.State), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{keys.PK: &types.AttributeValueMemberS{Value: k.PK}, keys.SK: &types.AttributeValueMemberS{Value: k.SK}}})
+		Key: map[string]types.AttributeValue{tablekeys.PK: &types.AttributeValueMemberS{Value: k.PK}, tablekeys.SK: &types.AttributeValueMemberS{Value: k.SK}}})
 	if err != nil {
 		hs.t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/tablekeys"
 )
 
 func epoch(t time.Time) types.AttributeValue { return num(strconv.FormatInt(t.Unix(), 10)) }
@@ -22,10 +22,10 @@ func TestTTLSweepDeletesWithTheServiceIdentity(t *testing.T) {
 	ts := newTestServer(t, Config{TTLSweepInterval: time.Minute})
 	ctx := context.Background()
 	later := t0.Add(time.Hour)
-	ts.put(t, "runs", map[string]types.AttributeValue{"runId": str("old"), keys.TTL: epoch(t0.Add(30 * time.Second))})
-	ts.put(t, "runs", map[string]types.AttributeValue{"runId": str("kept"), keys.TTL: epoch(later)})
+	ts.put(t, "runs", map[string]types.AttributeValue{"runId": str("old"), tablekeys.TTL: epoch(t0.Add(30 * time.Second))})
+	ts.put(t, "runs", map[string]types.AttributeValue{"runId": str("kept"), tablekeys.TTL: epoch(later)})
 	ts.put(t, "runs", map[string]types.AttributeValue{"runId": str("forever")})
-	ts.put(t, "state", map[string]types.AttributeValue{"pk": str("IDEM#x"), "sk": str("IDEM"), keys.TTL: epoch(t0)})
+	ts.put(t, "state", map[string]types.AttributeValue{"pk": str("IDEM#x"), "sk": str("IDEM"), tablekeys.TTL: epoch(t0)})
 	calls := ts.subscribe(t, "runs", MappingConfig{StartingPosition: "LATEST"}, nil)
 
 	ts.clock.WaitForTimers(1) // the sweep
@@ -36,7 +36,7 @@ func TestTTLSweepDeletesWithTheServiceIdentity(t *testing.T) {
 	}
 	r := got[0]
 	if r.EventName != "REMOVE" || r.Change.Keys["runId"].String() != "old" || r.Change.NewImage != nil ||
-		r.Change.OldImage[keys.TTL].Number() != strconv.FormatInt(t0.Add(30*time.Second).Unix(), 10) {
+		r.Change.OldImage[tablekeys.TTL].Number() != strconv.FormatInt(t0.Add(30*time.Second).Unix(), 10) {
 		t.Errorf("record %+v", r)
 	}
 	if r.UserIdentity == nil || *r.UserIdentity != TTLIdentity || TTLIdentity.Type != "Service" || TTLIdentity.PrincipalID != "dynamodb.amazonaws.com" {

@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/sandbox"
+	"github.com/commonly/runtime/shared/tablekeys"
 )
 
 // Getter is the part of the DynamoDB client Sandbox uses.
@@ -25,10 +25,10 @@ type Getter interface {
 // Sandbox reads a sandbox's record from the state table, consistently;
 // found is false when there is none.
 func Sandbox(ctx context.Context, db Getter, stateTable, sandboxID string) (rec sandbox.Record, found bool, err error) {
-	k := keys.Sandbox(sandboxID)
+	k := tablekeys.Sandbox(sandboxID)
 	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(stateTable), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{keys.PK: &types.AttributeValueMemberS{Value: k.PK}, keys.SK: &types.AttributeValueMemberS{Value: k.SK}},
+		Key: map[string]types.AttributeValue{tablekeys.PK: &types.AttributeValueMemberS{Value: k.PK}, tablekeys.SK: &types.AttributeValueMemberS{Value: k.SK}},
 	})
 	if err != nil {
 		return sandbox.Record{}, false, fmt.Errorf("get sandbox %s: %w", sandboxID, err)

@@ -1,4 +1,4 @@
-// Package keys builds every DynamoDB key the runtime uses, so the layout
+// Package tablekeys builds every DynamoDB key the runtime uses, so the layout
 // of the tables is written down in one place.
 //
 // The state table (STATE_TABLE) has a composite key pk/sk:
@@ -28,7 +28,7 @@
 // (epoch seconds): idempotency records a day after they were made, sandbox
 // records a day after their lifetime, runs, daily usage and cost ledgers
 // Retention after their day. Plans and installs never expire.
-package keys
+package tablekeys
 
 import (
 	"crypto/sha256"
