@@ -17,8 +17,8 @@ import (
 
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/bench/internal/turnstack"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/runs"
-	"github.com/commonly/runtime/shared/store/embedded"
 )
 
 // chat posts a chat-completions request with toolMsgs tool messages.
@@ -85,7 +85,7 @@ func TestScriptAnswersByToolMessages(t *testing.T) {
 
 func TestCounterCountsEachCallByOperation(t *testing.T) {
 	ctx := context.Background()
-	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
+	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
 	if err != nil {
 		t.Fatal(err)
 	}

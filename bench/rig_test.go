@@ -10,8 +10,8 @@ import (
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/local/gateway"
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 )
 
 // rig is the local stack in one process: the embedded DynamoDB, the
@@ -22,7 +22,7 @@ type rig struct {
 	counter *turnstack.Counter
 	model   *script.Server
 	client  *turnstack.Client
-	db      *embedded.Server
+	db      *dynamodblocal.Server
 }
 
 // newRig starts the stack; level is the turn function's log level (the
@@ -34,7 +34,7 @@ func newRig(tb testing.TB, level slog.Level, env map[string]string) *rig {
 	r := &rig{counter: turnstack.NewCounter(), model: &script.Server{}}
 	llmSrv := httptest.NewServer(r.model)
 	tb.Cleanup(llmSrv.Close)
-	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
+	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func newRig(tb testing.TB, level slog.Level, env map[string]string) *rig {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	gw := &gateway.Gateway{Secret: []byte(turnstack.Secret), Invoke: r.built.Handler.HandleHTTP, Log: log}
+	gw := &apigatewaylocal.Gateway{Secret: []byte(turnstack.Secret), Invoke: r.built.Handler.HandleHTTP, Log: log}
 	api := httptest.NewServer(gw)
 	tb.Cleanup(api.Close)
 	if r.client, err = turnstack.NewClient(api.URL); err != nil {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/commonly/runtime/bench/internal/procstat"
 	"github.com/commonly/runtime/bench/internal/turnstack"
-	"github.com/commonly/runtime/infra/local/gateway"
+	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
 )
 
 // warmTurns are run before measuring: the first turns fill the install
@@ -136,7 +136,7 @@ func turnEvent(idemKey string) events.APIGatewayV2HTTPRequest {
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: http.MethodPost, Path: path, Protocol: "HTTP/1.1", SourceIP: "127.0.0.1"},
 			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
 				JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{
-					"sub": turnstack.UserID, "iss": gateway.Issuer, "aud": gateway.Audience,
+					"sub": turnstack.UserID, "iss": apigatewaylocal.Issuer, "aud": apigatewaylocal.Audience,
 				}},
 			},
 		},

@@ -1,6 +1,7 @@
 package apitest_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,20 +132,11 @@ func TestMissingListsWhatWasNotSeen(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := v.Missing()
-	if !contains(before, "getUsage 200") || !contains(before, "problem turn_ceiling_reached") {
+	if !slices.Contains(before, "getUsage 200") || !slices.Contains(before, "problem turn_ceiling_reached") {
 		t.Fatalf("missing = %v", before)
 	}
 	_ = v.Validate(usage, resp(200, "application/json", usageBody))
-	if after := v.Missing(); contains(after, "getUsage 200") || len(after) != len(before)-1 {
+	if after := v.Missing(); slices.Contains(after, "getUsage 200") || len(after) != len(before)-1 {
 		t.Errorf("after one usage exchange: %v", after)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

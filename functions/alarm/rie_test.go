@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/commonly/runtime/infra/rie"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
+	"github.com/commonly/runtime/infra/awslocal/rie"
 	"github.com/commonly/runtime/shared/ledger"
-	"github.com/commonly/runtime/shared/ledger/eventbridgetest"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
 )
 
 // TestInvokeUnderRuntimeInterfaceEmulator runs the built bootstrap under
@@ -29,12 +29,12 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 	ctx := context.Background()
 	tables := store.Tables{State: "rie-state", Runs: "rie-runs"}
-	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", tables)
+	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", tables)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	bus, err := eventbridgetest.Start(nil)
+	bus, err := eventbridgelocal.Start(eventbridgelocal.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 		"STATE_TABLE": tables.State, "EVENT_BUS_NAME": "commonly-alarms", "AWS_ENDPOINT_URL_EVENTBRIDGE": bus.URL,
 		// JSON logs, as the stack configures the function's logging.
 		"AWS_LAMBDA_LOG_FORMAT": "JSON",
-	}))
+	}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/functions/reaper/handler"
-	"github.com/commonly/runtime/infra/rie"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/infra/awslocal/rie"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
 	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -38,7 +38,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 	ctx := context.Background()
 	tables := store.Tables{State: "rie-state", Runs: "rie-runs"}
-	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", tables)
+	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", tables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 		"E2B_API_KEY": e2btest.DefaultAPIKey, "E2B_API_URL": f.URL,
 		// JSON logs, as the stack configures the function's logging.
 		"AWS_LAMBDA_LOG_FORMAT": "JSON",
-	}))
+	}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

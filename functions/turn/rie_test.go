@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/commonly/runtime/infra/rie"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/infra/awslocal/rie"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
 )
 
 // TestInvokeUnderRuntimeInterfaceEmulator runs the built bootstrap under
@@ -26,7 +26,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 	ctx := context.Background()
 	tables := store.Tables{State: "rie-state", Runs: "rie-runs"}
-	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", tables)
+	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", tables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 		map[string]string{"STATE_TABLE": tables.State, "RUNS_TABLE": tables.Runs, "TURN_DISPATCH": "inline",
 			// The demo model and sandbox, by name: without them the function
 			// refuses to start (no LLM_BASE_URL, no E2B_API_KEY).
-			"LLM_MODE": "offline", "SANDBOX": "local"}))
+			"LLM_MODE": "offline", "SANDBOX": "local"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,11 +28,11 @@ func envOverrides(path string, f *function) (map[string]string, []string, error)
 	}
 	apply := func(vars map[string]any) error {
 		for k, v := range vars {
-			switch x := v.(type) {
+			switch value := v.(type) {
 			case string:
-				out[k] = x
+				out[k] = value
 			case float64, bool:
-				out[k] = fmt.Sprint(x)
+				out[k] = fmt.Sprint(value)
 			default:
 				return fmt.Errorf("env-vars %s: %s is not a string, number or boolean", path, k)
 			}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 )
 
 const module = "github.com/commonly/runtime/"
@@ -104,7 +104,7 @@ func TestEveryEventFileFromTheTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl, err := loadTemplate(tpl, embedded.Region)
+	tmpl, err := loadTemplate(tpl, dynamodblocal.Region)
 	if err != nil {
 		t.Fatal(err)
 	}

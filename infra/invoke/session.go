@@ -7,19 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/commonly/runtime/infra/local/eventbus"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
+	"github.com/commonly/runtime/infra/awslocal/lambdalocal"
+	"github.com/commonly/runtime/infra/awslocal/rie"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
 )
 
 // maxAsyncRounds bounds the invocations an invocation's asynchronous
@@ -38,16 +35,16 @@ type config struct {
 }
 
 // session is one function running under the emulator, with its local
-// AWS: the embedded DynamoDB (tables by store.CreateTables), the
-// EventBridge stand-in and the Lambda stand-in for its self-invokes.
+// AWS (infra/awslocal): the embedded DynamoDB (tables by
+// store.CreateTables), the EventBridge stand-in and the Lambda stand-in
+// for its self-invokes.
 type session struct {
 	fn      *function
 	pkg     string // the bootstrap's main package
-	db      *embedded.Server
-	bus     *eventbus.Server
-	lambda  *lambdaStandIn
-	cmd     *exec.Cmd
-	addr    string
+	db      *dynamodblocal.Server
+	bus     *eventbridgelocal.Server
+	lambda  *lambdalocal.Server
+	emu     *rie.Emulator
 	timeout time.Duration
 	home    string
 }
@@ -61,7 +58,7 @@ type response struct {
 }
 
 func start(ctx context.Context, cfg config) (s *session, err error) {
-	t, err := loadTemplate(cfg.Template, embedded.Region)
+	t, err := loadTemplate(cfg.Template, dynamodblocal.Region)
 	if err != nil {
 		return nil, err
 	}
@@ -95,66 +92,41 @@ func start(ctx context.Context, cfg config) (s *session, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.db, err = embedded.StartWithTables(ctx, "127.0.0.1:0", store.Tables{State: state, Runs: runs}); err != nil {
+	if s.db, err = dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", store.Tables{State: state, Runs: runs}); err != nil {
 		return nil, err
 	}
-	if s.bus, err = eventbus.Start("127.0.0.1:0", eventbus.Config{EventsFile: cfg.EventsFile, Region: embedded.Region}); err != nil {
+	if s.bus, err = eventbridgelocal.Start(eventbridgelocal.Config{EventsFile: cfg.EventsFile, Region: dynamodblocal.Region}); err != nil {
 		return nil, err
 	}
-	if s.lambda, err = startLambdaStandIn([]string{f.ID, localPrefix + "lambda:" + embedded.Region + ":" + localAccount + ":function:" + f.ID}); err != nil {
+	if s.lambda, err = lambdalocal.Start(f.ID, localPrefix+"lambda:"+dynamodblocal.Region+":"+localAccount+":function:"+f.ID); err != nil {
 		return nil, err
 	}
 	if s.home, err = os.MkdirTemp("", "invoke-home-"); err != nil {
 		return nil, err
 	}
-	s.addr, err = freeAddr()
-	if err != nil {
+	if s.emu, err = rie.Start(cfg.RIE, exe, s.processEnv(env), cfg.Logs); err != nil {
 		return nil, err
 	}
-	apiAddr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	s.cmd = exec.Command(cfg.RIE, "--runtime-interface-emulator-address", s.addr, "--runtime-api-address", apiAddr, exe)
-	s.cmd.Env = s.processEnv(env)
-	s.cmd.Stdout, s.cmd.Stderr = cfg.Logs, cfg.Logs
-	// Its own process group, so that closing ends the bootstrap with it.
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := s.cmd.Start(); err != nil {
-		s.cmd = nil
-		return nil, fmt.Errorf("start the emulator %s: %w", cfg.RIE, err)
-	}
-	return s, waitListening(ctx, s.addr, 10*time.Second)
+	return s, nil
 }
 
 // processEnv is the emulator's environment: the function's variables,
 // the variables Lambda itself sets (from the template), and the local
 // endpoints, nothing of this process's own.
 func (s *session) processEnv(fnEnv map[string]string) []string {
-	env := map[string]string{
-		"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": s.home,
+	lambdaEnv := map[string]string{
+		"PATH":                            "/usr/local/bin:/usr/bin:/bin",
 		"AWS_LAMBDA_FUNCTION_NAME":        s.fn.ID,
 		"AWS_LAMBDA_FUNCTION_TIMEOUT":     strconv.Itoa(s.fn.Props.Timeout),
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": strconv.Itoa(s.fn.Props.MemorySize),
-		eventbus.EndpointVar:              s.bus.URL,
-		"AWS_ENDPOINT_URL_LAMBDA":         s.lambda.URL,
+		eventbridgelocal.EndpointVar:      s.bus.URL,
+		lambdalocal.EndpointVar:           s.lambda.URL,
 	}
 	if lc := s.fn.Props.LoggingConfig; lc.LogFormat != "" {
-		env["AWS_LAMBDA_LOG_FORMAT"] = lc.LogFormat
-		env["AWS_LAMBDA_LOG_LEVEL"] = lc.ApplicationLogLevel
+		lambdaEnv["AWS_LAMBDA_LOG_FORMAT"] = lc.LogFormat
+		lambdaEnv["AWS_LAMBDA_LOG_LEVEL"] = lc.ApplicationLogLevel
 	}
-	for k, v := range s.db.AWSEnv() {
-		env[k] = v
-	}
-	for k, v := range fnEnv {
-		env[k] = v
-	}
-	out := make([]string, 0, len(env))
-	for k, v := range env {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
+	return rie.Env(s.home, lambdaEnv, s.db.AWSEnv(), fnEnv)
 }
 
 // invoke posts one event and then runs, in order, the asynchronous
@@ -165,7 +137,7 @@ func (s *session) invoke(ctx context.Context, payload []byte) (response, error) 
 		return resp, err
 	}
 	for round := 0; round < maxAsyncRounds; round++ {
-		queued := s.lambda.take()
+		queued := s.lambda.Take()
 		if len(queued) == 0 {
 			return resp, nil
 		}
@@ -184,22 +156,9 @@ func (s *session) invoke(ctx context.Context, payload []byte) (response, error) 
 func (s *session) post(ctx context.Context, payload []byte) (response, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout+10*time.Second)
 	defer cancel()
-	url := "http://" + s.addr + "/2015-03-31/functions/function/invocations"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
-	if err != nil {
-		return response{}, err
-	}
-	res, err := http.DefaultClient.Do(req)
+	body, err := s.emu.Invoke(ctx, payload)
 	if err != nil {
 		return response{}, fmt.Errorf("invoke %s: %w", s.fn.ID, err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		return response{}, err
-	}
-	if res.StatusCode != http.StatusOK {
-		return response{}, fmt.Errorf("invoke %s: the emulator answered %d: %s", s.fn.ID, res.StatusCode, body)
 	}
 	var fnErr struct {
 		Type string `json:"errorType"`
@@ -210,12 +169,11 @@ func (s *session) post(ctx context.Context, payload []byte) (response, error) {
 
 func (s *session) close() error {
 	var errs []error
-	if s.cmd != nil {
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		_ = s.cmd.Wait()
+	if s.emu != nil {
+		_ = s.emu.Close() // killed: its exit status says nothing
 	}
 	if s.lambda != nil {
-		errs = append(errs, s.lambda.close())
+		errs = append(errs, s.lambda.Close())
 	}
 	if s.bus != nil {
 		errs = append(errs, s.bus.Close())
@@ -227,33 +185,4 @@ func (s *session) close() error {
 		errs = append(errs, os.RemoveAll(s.home))
 	}
 	return errors.Join(errs...)
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-// waitListening waits for the emulator's port: it is another process, so
-// there is nothing to wait on but its socket.
-func waitListening(ctx context.Context, addr string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		c, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", addr)
-		if err == nil {
-			return c.Close()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the emulator did not listen on %s within %s: %w", addr, limit, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }

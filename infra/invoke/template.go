@@ -159,24 +159,24 @@ func (t *template) tables() (state, runs string, err error) {
 // env-vars file). What it cannot resolve is an error naming the variable,
 // which an env-vars file can override.
 func (t *template) resolve(v any) (string, error) {
-	switch x := v.(type) {
+	switch value := v.(type) {
 	case string:
-		return x, nil
+		return value, nil
 	case float64, bool:
-		return fmt.Sprint(x), nil
+		return fmt.Sprint(value), nil
 	case map[string]any:
-		if len(x) != 1 {
+		if len(value) != 1 {
 			break
 		}
-		if ref, ok := x["Ref"].(string); ok {
+		if ref, ok := value["Ref"].(string); ok {
 			return t.ref(ref)
 		}
-		if ga, ok := x["Fn::GetAtt"].([]any); ok && len(ga) == 2 {
+		if ga, ok := value["Fn::GetAtt"].([]any); ok && len(ga) == 2 {
 			logical, _ := ga[0].(string)
 			attr, _ := ga[1].(string)
 			return t.getAtt(logical, attr)
 		}
-		if j, ok := x["Fn::Join"].([]any); ok && len(j) == 2 {
+		if j, ok := value["Fn::Join"].([]any); ok && len(j) == 2 {
 			sep, _ := j[0].(string)
 			parts, _ := j[1].([]any)
 			out := make([]string, len(parts))

@@ -15,20 +15,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	alarmapp "github.com/commonly/runtime/functions/alarm/app"
-	"github.com/commonly/runtime/shared/ledger/eventbridgetest"
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
 )
-
-// eventBridgeEndpointVar is the SDK's standard variable for EventBridge's
-// endpoint.
-const eventBridgeEndpointVar = "AWS_ENDPOINT_URL_EVENTBRIDGE"
 
 // localAlarm is the alarm function in the local stack: its handler, fed
 // by the runs table's stream through the embedded server's event source
 // mapping, puts its events on an EventBridge stand-in that writes each
 // one to EVENTS_FILE (JSON lines) and to the output.
 type localAlarm struct {
-	bus  *eventbridgetest.Server
+	bus  *eventbridgelocal.Server
 	file *os.File
 	cfg  alarmapp.Config
 	stop func()
@@ -53,12 +49,12 @@ func startAlarmBus(env map[string]string, out io.Writer) (*localAlarm, error) {
 	if err != nil {
 		return nil, fmt.Errorf("events file: %w", err)
 	}
-	bus, err := eventbridgetest.Start(io.MultiWriter(f, &prefixLines{w: out, prefix: "  EventBridge <- "}))
+	bus, err := eventbridgelocal.Start(eventbridgelocal.Config{Out: io.MultiWriter(f, &prefixLines{w: out, prefix: "  EventBridge <- "})})
 	if err != nil {
 		_ = f.Close()
 		return nil, err
 	}
-	os.Setenv(eventBridgeEndpointVar, bus.URL)
+	os.Setenv(eventbridgelocal.EndpointVar, bus.URL)
 	return &localAlarm{bus: bus, file: f, cfg: cfg}, nil
 }
 
@@ -66,7 +62,7 @@ func startAlarmBus(env map[string]string, out io.Writer) (*localAlarm, error) {
 // the runs table's stream to its handler, as the stack's event source
 // mapping does (partial batch failures reported). onBatch, if set, is
 // called after each batch (tests wait on it).
-func (a *localAlarm) subscribe(ctx context.Context, db *embedded.Server, ddb *dynamodb.Client, eb *eventbridge.Client, runsTable string, log *slog.Logger, onBatch func()) error {
+func (a *localAlarm) subscribe(ctx context.Context, db *dynamodblocal.Server, ddb *dynamodb.Client, eb *eventbridge.Client, runsTable string, log *slog.Logger, onBatch func()) error {
 	h, err := alarmapp.Build(a.cfg, alarmapp.Deps{Dynamo: ddb, EventBridge: eb, Log: log})
 	if err != nil {
 		return err
@@ -78,7 +74,7 @@ func (a *localAlarm) subscribe(ctx context.Context, db *embedded.Server, ddb *dy
 			return h.Handle(ctx, ev)
 		}
 	}
-	a.stop, err = db.Subscribe(ctx, runsTable, handle, embedded.MappingConfig{ReportBatchItemFailures: true, FunctionName: "AlarmFunction"})
+	a.stop, err = db.Subscribe(ctx, runsTable, handle, dynamodblocal.MappingConfig{ReportBatchItemFailures: true, FunctionName: "AlarmFunction"})
 	return err
 }
 

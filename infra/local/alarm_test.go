@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/local/gateway"
+	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/ledger"
 	"github.com/commonly/runtime/shared/runs"
-	"github.com/commonly/runtime/shared/store/embedded"
 )
 
 // TestSpendControlsThroughTheLocalStack runs the stack as `make run` wires
@@ -43,7 +43,7 @@ func TestSpendControlsThroughTheLocalStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", cfg.Tables)
+	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", cfg.Tables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,10 +67,10 @@ func TestSpendControlsThroughTheLocalStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	secret := []byte("local-stack-test")
-	api := httptest.NewServer(&gateway.Gateway{Secret: secret, Invoke: built.Handler.HandleHTTP, Log: log})
+	api := httptest.NewServer(&apigatewaylocal.Gateway{Secret: secret, Invoke: built.Handler.HandleHTTP, Log: log})
 	defer api.Close()
-	admin, _ := gateway.MintServiceToken(secret, gateway.ServiceSubject, time.Now())
-	user, _ := gateway.MintToken(secret, "demo-user", nil, time.Hour, time.Now())
+	admin, _ := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, time.Now())
+	user, _ := apigatewaylocal.MintToken(secret, "demo-user", nil, time.Hour, time.Now())
 	if status, body, err := call(ctx, "PUT", api.URL+"/v1/installs/demo-install", admin, nil, `{"userId":"demo-user","podId":"demo-pod","agentName":"demo-agent"}`); err != nil || status != 201 {
 		t.Fatalf("install: %d %s %v", status, body, err)
 	}

@@ -16,8 +16,8 @@ import (
 
 	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/local/gateway"
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 )
 
 // TestClientExampleAgainstTheLocalStack runs the TypeScript example client
@@ -47,7 +47,7 @@ func TestClientExampleAgainstTheLocalStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", cfg.Tables)
+	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", cfg.Tables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,15 +64,15 @@ func TestClientExampleAgainstTheLocalStack(t *testing.T) {
 		apitest.Check(t, ev, resp)
 		return resp
 	}
-	api := httptest.NewServer(&gateway.Gateway{Secret: secret, Invoke: invoke, Log: log})
+	api := httptest.NewServer(&apigatewaylocal.Gateway{Secret: secret, Invoke: invoke, Log: log})
 	defer api.Close()
 
-	admin, _ := gateway.MintServiceToken(secret, gateway.ServiceSubject, time.Now())
+	admin, _ := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, time.Now())
 	status, body, err := call(ctx, "PUT", api.URL+"/v1/installs/demo-install", admin, nil, demoInstallBody())
 	if err != nil || status != 201 {
 		t.Fatalf("create install: %d %s %v", status, body, err)
 	}
-	user, _ := gateway.MintToken(secret, "demo-user", nil, time.Hour, time.Now())
+	user, _ := apigatewaylocal.MintToken(secret, "demo-user", nil, time.Hour, time.Now())
 	cmd := exec.CommandContext(ctx, node, smoke, api.URL, user)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/local/gateway"
+	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/tools/pod"
@@ -44,11 +44,11 @@ const demoMessage = "Hello! What is the sum of the squares of 1..10?\n\n```pytho
 // the API and prints its transcript, usage and cost, and how to call it.
 func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods *backend, out *os.File) error {
 	now := time.Now()
-	admin, err := gateway.MintServiceToken(secret, gateway.ServiceSubject, now)
+	admin, err := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, now)
 	if err != nil {
 		return err
 	}
-	user, err := gateway.MintToken(secret, demoUser, nil, 24*time.Hour, now)
+	user, err := apigatewaylocal.MintToken(secret, demoUser, nil, 24*time.Hour, now)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -26,9 +27,9 @@ import (
 
 	"github.com/commonly/runtime/api"
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/local/gateway"
+	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/sandbox/local"
-	"github.com/commonly/runtime/shared/store/embedded"
 )
 
 // DefaultJWTSecret is the local signing secret when LOCAL_JWT_SECRET is
@@ -52,82 +53,34 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	env := localEnv(getenv)
-	var pods *backend
-	if env["COMMONLY_API_URL"] == "" && env["BROKER_URL"] == "" {
-		pods = newBackend()
-		url, srv, err := pods.serve()
-		if err != nil {
-			return fmt.Errorf("local pod backend: %w", err)
-		}
-		defer srv.Close()
-		env["COMMONLY_API_URL"], env["BROKER_URL"], env["BROKER_TOKEN"] = url, url, pods.serviceToken
-		pods.add("demo-pod", "alice", "Can someone check the sum of the squares of 1 to 10 for the worksheet?")
+	pods, stopPods, err := startPods(env)
+	if err != nil {
+		return err
 	}
+	defer stopPods()
 	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-
-	db, err := embedded.StartWithTables(ctx, envOr(getenv, "LOCAL_DYNAMODB_ADDR", "127.0.0.1:0"), cfg.Tables)
+	st, err := startStack(ctx, getenv, env, cfg, log, out)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	tables, err := db.Describe(ctx, cfg.Tables.State, cfg.Tables.Runs)
-	if err != nil {
-		return err
-	}
-	alarm, err := startAlarmBus(env, out)
-	if err != nil {
-		return err
-	}
-	defer alarm.close()
-	// The real SDK client, pointed at the embedded server through the
-	// standard endpoint variable, exactly as it would be at any endpoint.
-	// The region and dummy credentials only where unset.
-	for k, v := range db.AWSEnv() {
-		if k == embedded.EndpointVar || os.Getenv(k) == "" {
-			os.Setenv(k, v)
-		}
-	}
-	awsCfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return fmt.Errorf("aws config: %w", err)
-	}
-	ddb := dynamodb.NewFromConfig(awsCfg)
-	// One local provider for the turns and the reaper: its sessions live
-	// in this process.
-	var box *local.Provider
-	if cfg.Sandbox == app.SandboxLocal {
-		box = local.New(local.Config{})
-	}
-	built, err := app.Build(ctx, cfg, app.Deps{Dynamo: ddb, Log: log, LocalSandbox: box})
-	if err != nil {
-		return err
-	}
-	if err := alarm.subscribe(ctx, db, ddb, eventbridge.NewFromConfig(awsCfg), cfg.Tables.Runs, log, nil); err != nil {
-		return fmt.Errorf("alarm function: %w", err)
-	}
-	reap, err := newLocalReaper(env, ddb, box, log, time.Now, out)
-	if err != nil {
-		return fmt.Errorf("reaper function: %w", err)
-	}
-	reap.start(ctx)
-	defer reap.close()
+	defer st.close()
 
 	addr := "127.0.0.1:" + envOr(getenv, "PORT", "8080")
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	gw := &gateway.Gateway{Secret: secret, Invoke: built.Handler.HandleHTTP, Log: log}
+	gw := &apigatewaylocal.Gateway{Secret: secret, Invoke: st.turn.Handler.HandleHTTP, Log: log}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
 
 	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded)%s\n  alarm:      %s\n  reaper:     %s\n  dispatch:   %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
-		base, base+api.Path, db.URL, tablesLabel(tables), alarm.label(), reap.label(), cfg.Dispatch, modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
+		base, base+api.Path, st.db.URL, tablesLabel(st.tables), st.alarm.label(), st.reaper.label(), cfg.Dispatch, modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
 	if err := demo(ctx, base, secret, cfg, pods, out); err != nil {
 		fmt.Fprintln(out, "demo failed:", err)
 	}
@@ -143,6 +96,97 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
+}
+
+// startPods starts the local pod backend and broker when no real ones
+// are configured, and points env at it; pods is nil otherwise.
+func startPods(env map[string]string) (pods *backend, stop func(), err error) {
+	if env["COMMONLY_API_URL"] != "" || env["BROKER_URL"] != "" {
+		return nil, func() {}, nil
+	}
+	pods = newBackend()
+	url, srv, err := pods.serve()
+	if err != nil {
+		return nil, nil, fmt.Errorf("local pod backend: %w", err)
+	}
+	env["COMMONLY_API_URL"], env["BROKER_URL"], env["BROKER_TOKEN"] = url, url, pods.serviceToken
+	pods.add("demo-pod", "alice", "Can someone check the sum of the squares of 1 to 10 for the worksheet?")
+	return pods, func() { _ = srv.Close() }, nil
+}
+
+// stack is the local AWS (infra/awslocal) with the three functions wired
+// on it: the turn function's handler, the alarm function on the runs
+// stream, the reaper on a ticker.
+type stack struct {
+	db     *dynamodblocal.Server
+	tables []dynamodblocal.TableInfo
+	alarm  *localAlarm
+	reaper *localReaper
+	turn   *app.Built
+}
+
+// startStack starts the embedded DynamoDB and the EventBridge stand-in,
+// points the SDK's default configuration at them, and wires the
+// functions with the real SDK clients.
+func startStack(ctx context.Context, getenv func(string) string, env map[string]string, cfg app.Config, log *slog.Logger, out io.Writer) (st *stack, err error) {
+	st = &stack{}
+	defer func() {
+		if err != nil {
+			st.close()
+		}
+	}()
+	if st.db, err = dynamodblocal.StartWithTables(ctx, envOr(getenv, "LOCAL_DYNAMODB_ADDR", "127.0.0.1:0"), cfg.Tables); err != nil {
+		return st, err
+	}
+	if st.tables, err = st.db.Describe(ctx, cfg.Tables.State, cfg.Tables.Runs); err != nil {
+		return st, err
+	}
+	if st.alarm, err = startAlarmBus(env, out); err != nil {
+		return st, err
+	}
+	// The real SDK client, pointed at the embedded server through the
+	// standard endpoint variable, exactly as it would be at any endpoint.
+	// The region and dummy credentials only where unset.
+	for k, v := range st.db.AWSEnv() {
+		if k == dynamodblocal.EndpointVar || os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return st, fmt.Errorf("aws config: %w", err)
+	}
+	ddb := dynamodb.NewFromConfig(awsCfg)
+	// One local provider for the turns and the reaper: its sessions live
+	// in this process.
+	var box *local.Provider
+	if cfg.Sandbox == app.SandboxLocal {
+		box = local.New(local.Config{})
+	}
+	if st.turn, err = app.Build(ctx, cfg, app.Deps{Dynamo: ddb, Log: log, LocalSandbox: box}); err != nil {
+		return st, err
+	}
+	if err := st.alarm.subscribe(ctx, st.db, ddb, eventbridge.NewFromConfig(awsCfg), cfg.Tables.Runs, log, nil); err != nil {
+		return st, fmt.Errorf("alarm function: %w", err)
+	}
+	if st.reaper, err = newLocalReaper(env, ddb, box, log, time.Now, out); err != nil {
+		return st, fmt.Errorf("reaper function: %w", err)
+	}
+	st.reaper.start(ctx)
+	return st, nil
+}
+
+// close stops what startStack started, the functions first.
+func (st *stack) close() {
+	if st.reaper != nil {
+		st.reaper.close()
+	}
+	if st.alarm != nil {
+		st.alarm.close()
+	}
+	if st.db != nil {
+		_ = st.db.Close()
+	}
 }
 
 // localEnv is the process environment with the local stack's defaults.
@@ -175,7 +219,7 @@ func localEnv(getenv func(string) string) map[string]string {
 
 // tablesLabel is a line per table: its stream and TTL, as the embedded
 // server reports them.
-func tablesLabel(tables []embedded.TableInfo) string {
+func tablesLabel(tables []dynamodblocal.TableInfo) string {
 	var b strings.Builder
 	for _, t := range tables {
 		b.WriteString("\n              " + t.String())
@@ -218,9 +262,9 @@ func printToken(args []string, secret []byte, out *os.File) error {
 	var tok string
 	var err error
 	if len(args) > 1 && args[1] == "admin" {
-		tok, err = gateway.MintServiceToken(secret, args[0], time.Now())
+		tok, err = apigatewaylocal.MintServiceToken(secret, args[0], time.Now())
 	} else {
-		tok, err = gateway.MintToken(secret, args[0], nil, 24*time.Hour, time.Now())
+		tok, err = apigatewaylocal.MintToken(secret, args[0], nil, 24*time.Hour, time.Now())
 	}
 	if err != nil {
 		return err

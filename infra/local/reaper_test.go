@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/functions/turn/app"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/reaper"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/local"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/shared/store/storetest"
 	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -39,7 +40,7 @@ func TestLocalReaperOnItsTicker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", cfg.Tables)
+	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", cfg.Tables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestLocalReaperOnItsTicker(t *testing.T) {
 	if live := box.Live(); len(live) != 1 || live[0].ID != young.ID() {
 		t.Errorf("live sessions %v, want only the young one", live)
 	}
-	if rec, _, _ := st.GetSandbox(ctx, dead.ID()); rec.Status != sandbox.StatusKilled {
+	if rec, _, _ := storetest.Sandbox(ctx, db.Client(), cfg.Tables.State, dead.ID()); rec.Status != sandbox.StatusKilled {
 		t.Errorf("record %+v", rec)
 	}
 	if got, err := st.GetRun(ctx, run.RunID); err != nil || got.Status != runs.StatusInterrupted || !got.Refunded {

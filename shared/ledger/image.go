@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/utcday"
 )
 
@@ -42,9 +42,9 @@ func DecodeImage(item map[string]types.AttributeValue) (Image, error) {
 		return Image{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	switch {
-	case !keys.ValidID(im.RunID):
+	case !tablekeys.ValidID(im.RunID):
 		return im, fmt.Errorf("%w: no valid runId", ErrMalformed)
-	case !keys.ValidID(im.UserID):
+	case !tablekeys.ValidID(im.UserID):
 		return im, fmt.Errorf("%w: run %s has no valid userId", ErrMalformed, im.RunID)
 	case !validDay(im.Day):
 		return im, fmt.Errorf("%w: run %s has no valid day (%q)", ErrMalformed, im.RunID, im.Day)

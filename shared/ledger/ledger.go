@@ -2,11 +2,11 @@
 // table's stream and raises the spend alarm.
 //
 // Exactly once under at-least-once delivery: each user-day has a ledger
-// item (keys.Ledger) that records, per run, the cost already counted and
+// item (tablekeys.Ledger) that records, per run, the cost already counted and
 // the stream record it came from. A batch's records are folded per
 // user-day; each day is read once, the difference between every run's
 // latest cost and its counted cost is added to the day's usage item
-// (keys.UsageOnDay, the item the admission counts turns on) in the same
+// (tablekeys.UsageOnDay, the item the admission counts turns on) in the same
 // transaction that writes the ledger, conditional on the ledger as read.
 // A redelivered record, a retried batch and a Lambda retry find their
 // runs counted and change nothing; a corrected cost adds its difference;

@@ -10,17 +10,17 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/ledger"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
 )
 
 var tables = store.Tables{State: "state", Runs: "runs"}
 
 func newStore(t *testing.T) *store.Dynamo {
 	t.Helper()
-	srv, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", tables)
+	srv, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", tables)
 	if err != nil {
 		t.Fatal(err)
 	}

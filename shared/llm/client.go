@@ -12,7 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/commonly/runtime/shared/httpwire"
-	"github.com/commonly/runtime/shared/textcap"
+	"github.com/commonly/runtime/shared/redact"
 )
 
 // Client calls an OpenAI-compatible chat-completions endpoint.
@@ -21,7 +21,7 @@ type Client struct {
 	timeout time.Duration
 	// scrubber removes the API key, and every piece of it, from what the
 	// proxy says.
-	scrubber *textcap.Scrubber
+	scrubber *redact.Scrubber
 }
 
 // New builds a Client. It reads nothing from the environment: the SDK's
@@ -58,7 +58,7 @@ func New(cfg Config) (*Client, error) {
 	return &Client{
 		chat:     openai.NewChatCompletionService(opts...),
 		timeout:  timeout,
-		scrubber: textcap.NewScrubber(cfg.APIKey),
+		scrubber: redact.NewScrubber(cfg.APIKey),
 	}, nil
 }
 

@@ -3,6 +3,7 @@ package llm
 import (
 	"regexp"
 
+	"github.com/commonly/runtime/shared/redact"
 	"github.com/commonly/runtime/shared/textcap"
 )
 
@@ -19,6 +20,6 @@ var credentialPattern = regexp.MustCompile(`(?i)bearer\s+\S+|\bsk-[A-Za-z0-9._\-
 // removed, and the result is bounded.
 func (c *Client) scrub(s string) string {
 	s = c.scrubber.Scrub(s)
-	s = credentialPattern.ReplaceAllString(s, textcap.Redacted)
+	s = credentialPattern.ReplaceAllString(s, redact.Redacted)
 	return textcap.Bytes(s, maxDetail)
 }

@@ -49,15 +49,6 @@ func ParseRate(s string) (Rate, error) {
 	return Rate{nanos: n.Num().Int64()}, nil
 }
 
-// MustRate is ParseRate for constants in tests and tables.
-func MustRate(s string) Rate {
-	r, err := ParseRate(s)
-	if err != nil {
-		panic(err)
-	}
-	return r
-}
-
 // Times prices n units at a per-unit rate in USD, rounding up to a whole micro-dollar.
 func (r Rate) Times(n int64) Micros {
 	if n <= 0 || r.nanos <= 0 {

@@ -100,9 +100,9 @@ func (r *fileRates) parse(field string) (tokenRates, error) {
 		return tokenRates{}, fmt.Errorf("%s: missing %s", field, strings.Join(missing, ", "))
 	}
 	rates := tokenRates{InputCacheHit: r.InputCacheHit.rate, InputCacheMiss: r.InputCacheMiss.rate, Output: r.Output.rate}
-	for _, x := range []money.Rate{rates.InputCacheHit, rates.InputCacheMiss, rates.Output} {
-		if exceeds(x, maxUSDPerMillionTokens) {
-			return tokenRates{}, fmt.Errorf("%s: %s USD per million tokens is above the sanity bound of %d", field, x, maxUSDPerMillionTokens)
+	for _, rate := range []money.Rate{rates.InputCacheHit, rates.InputCacheMiss, rates.Output} {
+		if exceeds(rate, maxUSDPerMillionTokens) {
+			return tokenRates{}, fmt.Errorf("%s: %s USD per million tokens is above the sanity bound of %d", field, rate, maxUSDPerMillionTokens)
 		}
 	}
 	return rates, nil

@@ -12,13 +12,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	smithymiddleware "github.com/aws/smithy-go/middleware"
 
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/reaper"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
 	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -80,7 +80,7 @@ func benchSweep(b *testing.B, sandboxes, expired, open int) {
 	b.ReportAllocs()
 	for range b.N {
 		b.StopTimer()
-		db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", tables)
+		db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", tables)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -20,7 +20,6 @@ import (
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/sandbox/local"
-	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -90,12 +89,10 @@ type Runs interface {
 	Interrupt(ctx context.Context, runID string) (turns.Interruption, error)
 }
 
-var (
-	_ E2B      = (*e2b.Client)(nil)
-	_ Local    = (*local.Provider)(nil)
-	_ Registry = (*store.Dynamo)(nil)
-	_ Runs     = (*turns.Reclaimer)(nil)
-)
+// The adapters' checks against E2B, Local and Registry stand beside
+// them (shared/sandbox/e2b, shared/sandbox/local, shared/store), so the
+// reaper imports no adapter it does not use.
+var _ Runs = (*turns.Reclaimer)(nil)
 
 // Config configures a Reaper. Zero values are the documented defaults.
 type Config struct {

@@ -1,7 +1,6 @@
 package reaper_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -10,13 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/reaper"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/shared/store/storetest"
+	"github.com/commonly/runtime/shared/syncbuf"
 )
 
 // The reaper is tested on the production parts: the E2B client against
@@ -48,18 +49,18 @@ func (c *clock) Advance(d time.Duration) {
 // rig is one deployment ("test") and its neighbours on one E2B team.
 type rig struct {
 	clock *clock
-	db    *embedded.Server
+	db    *dynamodblocal.Server
 	st    *store.Dynamo
 	e2b   *e2btest.Fake
 	api   *e2b.Client
-	logs  *syncBuffer
-	emf   *syncBuffer
+	logs  *syncbuf.Buffer
+	emf   *syncbuf.Buffer
 }
 
 func newRig(t testing.TB) *rig {
 	t.Helper()
 	c := &clock{t: t0}
-	db, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", tables)
+	db, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", tables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func newRig(t testing.TB) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{clock: c, db: db, st: st, e2b: f, api: api, logs: &syncBuffer{}, emf: &syncBuffer{}}
+	return &rig{clock: c, db: db, st: st, e2b: f, api: api, logs: &syncbuf.Buffer{}, emf: &syncbuf.Buffer{}}
 }
 
 // reaper is the rig's reaper with cfg's settings over the rig's parts
@@ -125,7 +126,7 @@ func (r *rig) record(t testing.TB, id, runID string, created time.Time) {
 // status is the registry row's status ("" when there is none).
 func (r *rig) status(t testing.TB, id string) string {
 	t.Helper()
-	rec, found, err := r.st.GetSandbox(context.Background(), id)
+	rec, found, err := storetest.Sandbox(context.Background(), r.db.Client(), tables.State, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,21 +181,4 @@ func (r *rig) sweepLine(t testing.TB) map[string]any {
 		t.Fatalf("no sweep log line in:\n%s", r.logs.String())
 	}
 	return last
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

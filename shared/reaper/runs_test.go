@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/commonly/runtime/functions/alarm/alarmtest"
+	"github.com/commonly/runtime/shared/ledger/ledgertest"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/reaper"
 	"github.com/commonly/runtime/shared/runs"
@@ -112,7 +112,7 @@ func TestAbandonedRunIsClosedRefundedAndItsSandboxKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counted := alarmtest.Feed(t, r.db, tables.Runs, r.st, r.clock.Now, runs.StatusInterrupted)
+	counted := ledgertest.Feed(t, r.db, tables.Runs, r.st, r.clock.Now, runs.StatusInterrupted)
 
 	// A turn admitted, claimed, checkpointed after its model calls, with
 	// a sandbox; then its worker is gone.
@@ -180,7 +180,7 @@ func TestAbandonedRunIsClosedRefundedAndItsSandboxKilled(t *testing.T) {
 		}
 	}
 
-	alarmtest.Wait(t, counted, paid.RunID, refunded.RunID)
+	ledgertest.Wait(t, counted, paid.RunID, refunded.RunID)
 	u, err := r.st.Usage(ctx, "grace", paid.Day)
 	if err != nil {
 		t.Fatal(err)

@@ -63,10 +63,8 @@ func Cut[T string | []byte](p T, n int) string {
 	return string(trimPartialRune(p[:n])) + TruncatedMarker
 }
 
-// TrimPartialRune removes an incomplete UTF-8 sequence left at the end of
-// p by a cut at a byte offset.
-func TrimPartialRune(p []byte) []byte { return trimPartialRune(p) }
-
+// trimPartialRune removes an incomplete UTF-8 sequence left at the end
+// of p by a cut at a byte offset.
 func trimPartialRune[T string | []byte](p T) T {
 	// A rune is at most 4 bytes, so only the last 3 can start a partial one.
 	for i := 1; i <= 3 && i <= len(p); i++ {

@@ -108,7 +108,7 @@ func TestTrimPartialRune(t *testing.T) {
 	for _, s := range []string{"", "a", "é", "€", "😀", "a😀"} {
 		full := []byte(s)
 		for cut := 0; cut <= len(full); cut++ {
-			got := TrimPartialRune(full[:cut])
+			got := trimPartialRune(full[:cut])
 			if !utf8.Valid(got) {
 				t.Errorf("TrimPartialRune(%q[:%d]) = %q, not valid UTF-8", s, cut, got)
 			}

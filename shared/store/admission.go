@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -44,17 +44,17 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 	var items []types.TransactWriteItem
 	idemIdx := -1
 	if a.IdempotencyKey != "" {
-		idem := stateKey(keys.Idempotency(a.CallerID, a.Run.InstallID, a.IdempotencyKey))
+		idem := stateKey(tablekeys.Idempotency(a.CallerID, a.Run.InstallID, a.IdempotencyKey))
 		idem["runId"], idem["requestHash"] = str(a.Run.RunID), str(a.Run.RequestHash)
 		// The TTL attribute: DynamoDB deletes the record some time after it
 		// passes, and the condition below lets an expired key be reused before.
-		idem[keys.TTL] = num(a.Now.Add(d.idempotencyTTL).Unix())
+		idem[tablekeys.TTL] = num(a.Now.Add(d.idempotencyTTL).Unix())
 		idemIdx = len(items)
 		items = append(items, types.TransactWriteItem{Put: &types.Put{
 			TableName:                           aws.String(d.tables.State),
 			Item:                                idem,
 			ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR #exp < :now"),
-			ExpressionAttributeNames:            map[string]string{"#pk": keys.PK, "#exp": keys.TTL},
+			ExpressionAttributeNames:            map[string]string{"#pk": tablekeys.PK, "#exp": tablekeys.TTL},
 			ExpressionAttributeValues:           map[string]types.AttributeValue{":now": num(a.Now.Unix())},
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}})
@@ -63,22 +63,22 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 	planCond, planValues := planCondition(a.Plan)
 	items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 		TableName:                 aws.String(d.tables.State),
-		Key:                       stateKey(keys.Plan(a.Run.UserID)),
+		Key:                       stateKey(tablekeys.Plan(a.Run.UserID)),
 		ConditionExpression:       aws.String(planCond),
 		ExpressionAttributeNames:  map[string]string{"#plan": attrPlan},
 		ExpressionAttributeValues: planValues,
 	}})
 	counterIdx := len(items)
 	cond := "(attribute_not_exists(#t) OR #t < :limit)"
-	names := map[string]string{"#t": attrTurns, "#u": "userId", "#d": "day", "#ttl": keys.TTL}
-	values := map[string]types.AttributeValue{":one": num(1), ":limit": num(a.Limit), ":user": str(a.Run.UserID), ":day": str(a.Run.Day), ":ttl": num(keys.ExpiresAfterDay(a.Run.CreatedAt))}
+	names := map[string]string{"#t": attrTurns, "#u": "userId", "#d": "day", "#ttl": tablekeys.TTL}
+	values := map[string]types.AttributeValue{":one": num(1), ":limit": num(a.Limit), ":user": str(a.Run.UserID), ":day": str(a.Run.Day), ":ttl": num(tablekeys.ExpiresAfterDay(a.Run.CreatedAt))}
 	if a.SpendCap > 0 {
 		cond += " AND (attribute_not_exists(#c) OR #c < :cap)"
 		names["#c"], values[":cap"] = attrCost, num(int64(a.SpendCap))
 	}
 	items = append(items, types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(d.tables.State),
-		Key:                       stateKey(keys.UsageOnDay(a.Run.UserID, a.Run.Day)),
+		Key:                       stateKey(tablekeys.UsageOnDay(a.Run.UserID, a.Run.Day)),
 		UpdateExpression:          aws.String("ADD #t :one SET #u = :user, #d = :day, #ttl = :ttl"),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  names,
@@ -91,7 +91,7 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 		TableName:                aws.String(d.tables.Runs),
 		Item:                     runItem,
 		ConditionExpression:      aws.String("attribute_not_exists(#id)"),
-		ExpressionAttributeNames: map[string]string{"#id": keys.RunID},
+		ExpressionAttributeNames: map[string]string{"#id": tablekeys.RunID},
 	}})
 
 	err = d.transact(ctx, items)
@@ -123,7 +123,7 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 // are met.
 func (d *Dynamo) refused(ctx context.Context, a turns.Admission, usage map[string]types.AttributeValue) (turns.AdmitResult, error) {
 	if len(usage) == 0 {
-		item, err := d.getItem(ctx, d.tables.State, stateKey(keys.UsageOnDay(a.Run.UserID, a.Run.Day)))
+		item, err := d.getItem(ctx, d.tables.State, stateKey(tablekeys.UsageOnDay(a.Run.UserID, a.Run.Day)))
 		if err != nil {
 			return turns.AdmitResult{}, fmt.Errorf("read usage of a refused turn: %w", err)
 		}
@@ -162,7 +162,7 @@ func planCondition(p turns.Plan) (string, map[string]types.AttributeValue) {
 func (d *Dynamo) replay(ctx context.Context, a turns.Admission, old map[string]types.AttributeValue) (turns.AdmitResult, error) {
 	if strAttr(old, "runId") == "" {
 		// The server did not return the old item: read it.
-		item, err := d.getItem(ctx, d.tables.State, stateKey(keys.Idempotency(a.CallerID, a.Run.InstallID, a.IdempotencyKey)))
+		item, err := d.getItem(ctx, d.tables.State, stateKey(tablekeys.Idempotency(a.CallerID, a.Run.InstallID, a.IdempotencyKey)))
 		if err != nil {
 			return turns.AdmitResult{}, fmt.Errorf("read idempotency record: %w", err)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/tablekeys"
 )
 
 // partialDB answers the first `partial` BatchGetItems with one key at
@@ -55,7 +55,7 @@ func newPartial(partial int) (*Dynamo, *partialDB, *[]time.Duration) {
 }
 
 func TestBatchGetRetriesUnprocessedKeys(t *testing.T) {
-	ks := []keys.Key{keys.Plan("u1"), keys.UsageOnDay("u1", "2026-12-02"), keys.Install("i1")}
+	ks := []tablekeys.Key{tablekeys.Plan("u1"), tablekeys.UsageOnDay("u1", "2026-12-02"), tablekeys.Install("i1")}
 	d, db, waits := newPartial(2)
 	got, err := d.batchGetState(context.Background(), ks...)
 	if err != nil {

@@ -14,9 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/retry"
 	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/tablekeys"
 )
 
 // DynamoAPI is the part of the DynamoDB client the store uses.
@@ -107,12 +107,12 @@ func (d *Dynamo) getItem(ctx context.Context, table string, key map[string]types
 	return out.Item, nil
 }
 
-func stateKey(k keys.Key) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{keys.PK: str(k.PK), keys.SK: str(k.SK)}
+func stateKey(k tablekeys.Key) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{tablekeys.PK: str(k.PK), tablekeys.SK: str(k.SK)}
 }
 
 func runKey(runID string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{keys.RunID: str(runID)}
+	return map[string]types.AttributeValue{tablekeys.RunID: str(runID)}
 }
 
 func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
@@ -140,12 +140,12 @@ func strAttr(item map[string]types.AttributeValue, name string) string {
 }
 
 // withKey marshals v and adds a state-table key.
-func withKey(v any, k keys.Key) (map[string]types.AttributeValue, error) {
+func withKey(v any, k tablekeys.Key) (map[string]types.AttributeValue, error) {
 	item, err := attributevalue.MarshalMap(v)
 	if err != nil {
 		return nil, fmt.Errorf("marshal %T: %w", v, err)
 	}
-	item[keys.PK], item[keys.SK] = str(k.PK), str(k.SK)
+	item[tablekeys.PK], item[tablekeys.SK] = str(k.PK), str(k.SK)
 	return item, nil
 }
 
@@ -160,7 +160,7 @@ func encodeTime(t time.Time) types.AttributeValue { return str(t.UTC().Format(ti
 
 // marshalRun encodes a run, leaving out empty lists: a missing list reads
 // back as empty, and not every DynamoDB-compatible server keeps `L: []`.
-// Every write of a run carries its TTL, kept keys.Retention after the day
+// Every write of a run carries its TTL, kept tablekeys.Retention after the day
 // it was admitted on. Every write of an open run carries its key on the
 // open-runs index and every final one leaves it out: runs are written
 // whole (PutItem), so the final write takes the run off the index, and
@@ -171,9 +171,9 @@ func marshalRun(r *runs.Run) (map[string]types.AttributeValue, error) {
 		return nil, fmt.Errorf("marshal run %s: %w", r.RunID, err)
 	}
 	dropEmptyLists(item)
-	item[keys.TTL] = num(keys.ExpiresAfterDay(r.CreatedAt))
+	item[tablekeys.TTL] = num(tablekeys.ExpiresAfterDay(r.CreatedAt))
 	if !r.Status.Final() {
-		item[keys.OpenPK], item[keys.OpenSK] = str(keys.OpenValue), str(keys.OpenSort(r.CreatedAt))
+		item[tablekeys.OpenPK], item[tablekeys.OpenSK] = str(tablekeys.OpenValue), str(tablekeys.OpenSort(r.CreatedAt))
 	}
 	return item, nil
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -24,7 +24,7 @@ const (
 
 // GetInstall reads an install.
 func (d *Dynamo) GetInstall(ctx context.Context, installID string) (*turns.Install, error) {
-	item, err := d.getItem(ctx, d.tables.State, stateKey(keys.Install(installID)))
+	item, err := d.getItem(ctx, d.tables.State, stateKey(tablekeys.Install(installID)))
 	if err != nil {
 		return nil, fmt.Errorf("get install %s: %w", installID, err)
 	}
@@ -60,15 +60,15 @@ func decodePlan(item map[string]types.AttributeValue) turns.Plan {
 
 // GetInstallAndPlan reads an install and a user's plan in one BatchGetItem.
 func (d *Dynamo) GetInstallAndPlan(ctx context.Context, installID, userID string) (*turns.Install, turns.Plan, error) {
-	items, err := d.batchGetState(ctx, keys.Install(installID), keys.Plan(userID))
+	items, err := d.batchGetState(ctx, tablekeys.Install(installID), tablekeys.Plan(userID))
 	if err != nil {
 		return nil, "", fmt.Errorf("get install %s and plan: %w", installID, err)
 	}
-	in, err := decodeInstall(installID, items[keys.Install(installID)])
+	in, err := decodeInstall(installID, items[tablekeys.Install(installID)])
 	if err != nil {
 		return nil, "", err
 	}
-	return in, decodePlan(items[keys.Plan(userID)]), nil
+	return in, decodePlan(items[tablekeys.Plan(userID)]), nil
 }
 
 // maxBatchAttempts bounds the calls of one batch get.
@@ -77,12 +77,12 @@ const maxBatchAttempts = 6
 // batchGetState reads up to 100 state items by key, retrying unprocessed
 // keys (DynamoDB may return part of a batch under load) after a jittered
 // wait (d.unprocessed).
-func (d *Dynamo) batchGetState(ctx context.Context, ks ...keys.Key) (map[keys.Key]map[string]types.AttributeValue, error) {
+func (d *Dynamo) batchGetState(ctx context.Context, ks ...tablekeys.Key) (map[tablekeys.Key]map[string]types.AttributeValue, error) {
 	req := make([]map[string]types.AttributeValue, len(ks))
 	for i, k := range ks {
 		req[i] = stateKey(k)
 	}
-	got := make(map[keys.Key]map[string]types.AttributeValue, len(ks))
+	got := make(map[tablekeys.Key]map[string]types.AttributeValue, len(ks))
 	pending := map[string]types.KeysAndAttributes{d.tables.State: {Keys: req, ConsistentRead: aws.Bool(true)}}
 	for attempt := 0; len(pending) > 0; attempt++ {
 		if attempt > 0 {
@@ -98,7 +98,7 @@ func (d *Dynamo) batchGetState(ctx context.Context, ks ...keys.Key) (map[keys.Ke
 			return nil, err
 		}
 		for _, item := range out.Responses[d.tables.State] {
-			got[keys.Key{PK: strAttr(item, keys.PK), SK: strAttr(item, keys.SK)}] = item
+			got[tablekeys.Key{PK: strAttr(item, tablekeys.PK), SK: strAttr(item, tablekeys.SK)}] = item
 		}
 		pending = out.UnprocessedKeys
 	}
@@ -107,7 +107,7 @@ func (d *Dynamo) batchGetState(ctx context.Context, ks ...keys.Key) (map[keys.Ke
 
 // GetPlan reads a user's plan; a user without one is free.
 func (d *Dynamo) GetPlan(ctx context.Context, userID string) (turns.Plan, error) {
-	item, err := d.getItem(ctx, d.tables.State, stateKey(keys.Plan(userID)))
+	item, err := d.getItem(ctx, d.tables.State, stateKey(tablekeys.Plan(userID)))
 	if err != nil {
 		return "", fmt.Errorf("get plan of %s: %w", userID, err)
 	}
@@ -119,7 +119,7 @@ func (d *Dynamo) GetPlan(ctx context.Context, userID string) (turns.Plan, error)
 // transaction in flight holds (TransactionConflict, which the SDK does not
 // retry), so the write is retried with jitter, as a transaction would be.
 func (d *Dynamo) SetPlan(ctx context.Context, userID string, p turns.Plan, now time.Time) error {
-	item := stateKey(keys.Plan(userID))
+	item := stateKey(tablekeys.Plan(userID))
 	item[attrPlan], item["userId"], item["updatedAt"] = str(string(p)), str(userID), encodeTime(now)
 	err := d.retryConflicts(ctx, func() error {
 		_, err := d.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.tables.State), Item: item})
@@ -136,7 +136,7 @@ func (d *Dynamo) SetPlan(ctx context.Context, userID string, p turns.Plan, now t
 
 // PutInstall writes an install whole.
 func (d *Dynamo) PutInstall(ctx context.Context, in *turns.Install) error {
-	item, err := withKey(in, keys.Install(in.InstallID))
+	item, err := withKey(in, tablekeys.Install(in.InstallID))
 	if err != nil {
 		return err
 	}
@@ -160,10 +160,10 @@ func (d *Dynamo) SetMigration(ctx context.Context, installID string, m turns.Mig
 	}
 	out, err := d.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(d.tables.State),
-		Key:                       stateKey(keys.Install(installID)),
+		Key:                       stateKey(tablekeys.Install(installID)),
 		UpdateExpression:          aws.String("SET #m = :m, #u = :u"),
 		ConditionExpression:       aws.String("attribute_exists(#pk)"),
-		ExpressionAttributeNames:  map[string]string{"#m": "migration", "#u": "updatedAt", "#pk": keys.PK},
+		ExpressionAttributeNames:  map[string]string{"#m": "migration", "#u": "updatedAt", "#pk": tablekeys.PK},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":m": mv, ":u": encodeTime(m.UpdatedAt)},
 		ReturnValues:              types.ReturnValueAllNew,
 	})
@@ -178,11 +178,11 @@ func (d *Dynamo) SetMigration(ctx context.Context, installID string, m turns.Mig
 
 // Usage reads a user's plan and counters for a UTC day in one round trip.
 func (d *Dynamo) Usage(ctx context.Context, userID, day string) (turns.Usage, error) {
-	items, err := d.batchGetState(ctx, keys.Plan(userID), keys.UsageOnDay(userID, day))
+	items, err := d.batchGetState(ctx, tablekeys.Plan(userID), tablekeys.UsageOnDay(userID, day))
 	if err != nil {
 		return turns.Usage{}, fmt.Errorf("get usage of %s: %w", userID, err)
 	}
-	u := items[keys.UsageOnDay(userID, day)]
-	return turns.Usage{Plan: decodePlan(items[keys.Plan(userID)]), Turns: numAttr(u, attrTurns), CostMicros: numAttr(u, attrCost),
+	u := items[tablekeys.UsageOnDay(userID, day)]
+	return turns.Usage{Plan: decodePlan(items[tablekeys.Plan(userID)]), Turns: numAttr(u, attrTurns), CostMicros: numAttr(u, attrCost),
 		SpendAlarmRaised: strAttr(u, attrAlarmID) != ""}, nil
 }

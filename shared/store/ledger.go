@@ -11,9 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/ledger"
 	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/utcday"
 )
 
@@ -31,11 +31,11 @@ var _ ledger.Store = (*Dynamo)(nil)
 // day, in as few consistent BatchGetItem calls as the limit of 100 keys
 // allows (one for up to 50 user-days).
 func (d *Dynamo) ReadDays(ctx context.Context, days []ledger.DayKey) (map[ledger.DayKey]ledger.Day, error) {
-	ks := make([]keys.Key, 0, 2*len(days))
+	ks := make([]tablekeys.Key, 0, 2*len(days))
 	for _, day := range days {
-		ks = append(ks, keys.Ledger(day.UserID, day.Day), keys.UsageOnDay(day.UserID, day.Day))
+		ks = append(ks, tablekeys.Ledger(day.UserID, day.Day), tablekeys.UsageOnDay(day.UserID, day.Day))
 	}
-	items := make(map[keys.Key]map[string]types.AttributeValue, len(ks))
+	items := make(map[tablekeys.Key]map[string]types.AttributeValue, len(ks))
 	for start := 0; start < len(ks); start += maxBatchGetKeys {
 		got, err := d.batchGetState(ctx, ks[start:min(start+maxBatchGetKeys, len(ks))]...)
 		if err != nil {
@@ -48,10 +48,10 @@ func (d *Dynamo) ReadDays(ctx context.Context, days []ledger.DayKey) (map[ledger
 	out := make(map[ledger.DayKey]ledger.Day, len(days))
 	for _, day := range days {
 		var book ledgerItem
-		if err := attributevalue.UnmarshalMap(items[keys.Ledger(day.UserID, day.Day)], &book); err != nil {
+		if err := attributevalue.UnmarshalMap(items[tablekeys.Ledger(day.UserID, day.Day)], &book); err != nil {
 			return nil, fmt.Errorf("decode ledger of %s/%s: %w", day.UserID, day.Day, err)
 		}
-		usage := items[keys.UsageOnDay(day.UserID, day.Day)]
+		usage := items[tablekeys.UsageOnDay(day.UserID, day.Day)]
 		out[day] = ledger.Day{
 			Book:    ledger.Book{Rev: book.Rev, CostMicros: book.CostMicros, Runs: book.Runs},
 			Turns:   numAttr(usage, attrTurns),
@@ -81,18 +81,18 @@ func (d *Dynamo) WriteDay(ctx context.Context, w ledger.Write) error {
 	if err != nil {
 		return fmt.Errorf("write ledger: day %q: %w", w.Key.Day, err)
 	}
-	ttl := keys.ExpiresAfterDay(dayStart)
+	ttl := tablekeys.ExpiresAfterDay(dayStart)
 	item, err := withKey(ledgerItem{
 		UserID: w.Key.UserID, Day: w.Key.Day, Rev: w.Next.Rev,
 		CostMicros: w.Next.CostMicros, Runs: w.Next.Runs, TTL: ttl,
-	}, keys.Ledger(w.Key.UserID, w.Key.Day))
+	}, tablekeys.Ledger(w.Key.UserID, w.Key.Day))
 	if err != nil {
 		return err
 	}
 	put := &types.Put{TableName: aws.String(d.tables.State), Item: item}
 	if w.From == 0 {
 		put.ConditionExpression = aws.String("attribute_not_exists(#pk)")
-		put.ExpressionAttributeNames = map[string]string{"#pk": keys.PK}
+		put.ExpressionAttributeNames = map[string]string{"#pk": tablekeys.PK}
 	} else {
 		put.ConditionExpression = aws.String("#rev = :rev")
 		put.ExpressionAttributeNames = map[string]string{"#rev": attrRev}
@@ -116,9 +116,9 @@ func (d *Dynamo) WriteDay(ctx context.Context, w ledger.Write) error {
 
 	err = d.transact(ctx, []types.TransactWriteItem{{Put: put}, {Update: &types.Update{
 		TableName:                 aws.String(d.tables.State),
-		Key:                       stateKey(keys.UsageOnDay(w.Key.UserID, w.Key.Day)),
+		Key:                       stateKey(tablekeys.UsageOnDay(w.Key.UserID, w.Key.Day)),
 		UpdateExpression:          aws.String("ADD #c :delta SET #u = :user, #d = :day, #ttl = :ttl"),
-		ExpressionAttributeNames:  map[string]string{"#c": attrCost, "#u": "userId", "#d": "day", "#ttl": keys.TTL},
+		ExpressionAttributeNames:  map[string]string{"#c": attrCost, "#u": "userId", "#d": "day", "#ttl": tablekeys.TTL},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":delta": num(int64(w.Delta)), ":user": str(w.Key.UserID), ":day": str(w.Key.Day), ":ttl": num(ttl)},
 	}}})
 	var tce *types.TransactionCanceledException
@@ -143,13 +143,13 @@ func (d *Dynamo) MarkAlarm(ctx context.Context, k ledger.DayKey, id, prev string
 	if prev != "" {
 		cond, values[":prev"] = "#m = :prev", str(prev)
 	}
-	values[":id"], values[":at"], values[":user"], values[":day"], values[":ttl"] = str(id), encodeTime(at), str(k.UserID), str(k.Day), num(keys.ExpiresAfterDay(dayStart))
+	values[":id"], values[":at"], values[":user"], values[":day"], values[":ttl"] = str(id), encodeTime(at), str(k.UserID), str(k.Day), num(tablekeys.ExpiresAfterDay(dayStart))
 	in := &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(d.tables.State),
-		Key:                       stateKey(keys.UsageOnDay(k.UserID, k.Day)),
+		Key:                       stateKey(tablekeys.UsageOnDay(k.UserID, k.Day)),
 		UpdateExpression:          aws.String("SET #m = :id, #at = :at, #u = :user, #d = :day, #ttl = :ttl"),
 		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  map[string]string{"#m": attrAlarmID, "#at": attrAlarmRaised, "#u": "userId", "#d": "day", "#ttl": keys.TTL},
+		ExpressionAttributeNames:  map[string]string{"#m": attrAlarmID, "#at": attrAlarmRaised, "#u": "userId", "#d": "day", "#ttl": tablekeys.TTL},
 		ExpressionAttributeValues: values,
 	}
 	err = d.retryConflicts(ctx, func() error {

@@ -14,6 +14,11 @@ import (
 // what is still wanted and at most page items (0: no bound). Limit counts
 // the items read before a filter, so a filtered Query may need more pages
 // than limit / page. Items handed before an error stay handed.
+//
+// Not dynamodb.NewQueryPaginator: its page bound is fixed for every page
+// (QueryPaginatorOptions.Limit replaces the input's Limit), while each
+// page here asks for no more than is still wanted, so a bounded read
+// never reads, and pays for, items it would not hand.
 func (d *Dynamo) queryPages(ctx context.Context, in *dynamodb.QueryInput, limit, page int, each func(map[string]types.AttributeValue) error) error {
 	n := 0
 	for {

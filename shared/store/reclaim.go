@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/sandbox"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -32,16 +32,16 @@ func (d *Dynamo) OpenRuns(ctx context.Context, before time.Time, limit int) ([]t
 	}
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(d.tables.Runs),
-		IndexName:                 aws.String(keys.OpenIndex),
+		IndexName:                 aws.String(tablekeys.OpenIndex),
 		KeyConditionExpression:    aws.String("#pk = :open AND #since < :before"),
-		ExpressionAttributeNames:  map[string]string{"#pk": keys.OpenPK, "#since": keys.OpenSK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":open": str(keys.OpenValue), ":before": str(keys.OpenSort(before))},
+		ExpressionAttributeNames:  map[string]string{"#pk": tablekeys.OpenPK, "#since": tablekeys.OpenSK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":open": str(tablekeys.OpenValue), ":before": str(tablekeys.OpenSort(before))},
 		ScanIndexForward:          aws.Bool(true),
 	}
 	var open []turns.OpenRun
 	err := d.queryPages(ctx, in, limit, d.openPage, func(item map[string]types.AttributeValue) error {
-		id, since := strAttr(item, keys.RunID), strAttr(item, keys.OpenSK)
-		at, err := keys.ParseSort(since)
+		id, since := strAttr(item, tablekeys.RunID), strAttr(item, tablekeys.OpenSK)
+		at, err := tablekeys.ParseSort(since)
 		if id == "" || err != nil {
 			return fmt.Errorf("open index entry %q (since %q): %w", id, since, errMalformedEntry)
 		}
@@ -63,15 +63,15 @@ var errMalformedEntry = errors.New("malformed index entry")
 func (d *Dynamo) RunSandboxes(ctx context.Context, runID string) ([]turns.SandboxRef, error) {
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(d.tables.State),
-		IndexName:                 aws.String(keys.RunSandboxesIndex),
+		IndexName:                 aws.String(tablekeys.RunSandboxesIndex),
 		KeyConditionExpression:    aws.String("#run = :run"),
 		FilterExpression:          aws.String("#st = :running"),
-		ExpressionAttributeNames:  map[string]string{"#run": keys.RunID, "#st": "status"},
+		ExpressionAttributeNames:  map[string]string{"#run": tablekeys.RunID, "#st": "status"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":run": str(runID), ":running": str(sandbox.StatusRunning)},
 	}
 	var refs []turns.SandboxRef
 	err := d.queryPages(ctx, in, 0, 0, func(item map[string]types.AttributeValue) error {
-		refs = append(refs, turns.SandboxRef{Provider: strAttr(item, "provider"), SandboxID: strAttr(item, keys.SandboxID)})
+		refs = append(refs, turns.SandboxRef{Provider: strAttr(item, "provider"), SandboxID: strAttr(item, tablekeys.SandboxID)})
 		return nil
 	})
 	if err != nil {

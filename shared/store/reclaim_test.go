@@ -14,11 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -48,7 +48,7 @@ func (q *queryingDB) count() int {
 // (to read the index as DynamoDB holds it) and a count of its Queries.
 func reclaimStore(t *testing.T) (*store.Dynamo, *dynamodb.Client, *queryingDB) {
 	t.Helper()
-	srv, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", tables)
+	srv, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", tables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +75,10 @@ func indexed(t *testing.T, db *dynamodb.Client) []map[string]types.AttributeValu
 	t.Helper()
 	out, err := db.Query(context.Background(), &dynamodb.QueryInput{
 		TableName:                 aws.String(tables.Runs),
-		IndexName:                 aws.String(keys.OpenIndex),
+		IndexName:                 aws.String(tablekeys.OpenIndex),
 		KeyConditionExpression:    aws.String("#pk = :open"),
-		ExpressionAttributeNames:  map[string]string{"#pk": keys.OpenPK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":open": &types.AttributeValueMemberS{Value: keys.OpenValue}},
+		ExpressionAttributeNames:  map[string]string{"#pk": tablekeys.OpenPK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":open": &types.AttributeValueMemberS{Value: tablekeys.OpenValue}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func indexedIDs(t *testing.T, db *dynamodb.Client) []string {
 	t.Helper()
 	var ids []string
 	for _, item := range indexed(t, db) {
-		ids = append(ids, item[keys.RunID].(*types.AttributeValueMemberS).Value)
+		ids = append(ids, item[tablekeys.RunID].(*types.AttributeValueMemberS).Value)
 	}
 	return ids
 }
@@ -111,7 +111,7 @@ func TestOpenIndexHoldsOnlyOpenRuns(t *testing.T) {
 	// Keys only: the index costs nothing when a claim or a checkpoint
 	// rewrites the run.
 	for name := range indexed(t, db)[0] {
-		if name != keys.RunID && name != keys.OpenPK && name != keys.OpenSK {
+		if name != tablekeys.RunID && name != tablekeys.OpenPK && name != tablekeys.OpenSK {
 			t.Errorf("the open index projects %s", name)
 		}
 	}
@@ -288,7 +288,7 @@ func (f *failingQueries) Query(ctx context.Context, in *dynamodb.QueryInput, opt
 // A page that fails ends the listing with an error and the runs of the
 // pages read before it.
 func TestOpenRunsKeepsThePagesReadBeforeAFailure(t *testing.T) {
-	srv, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", tables)
+	srv, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", tables)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -50,10 +50,10 @@ func (d *Dynamo) ClaimRun(ctx context.Context, runID string, at time.Time) (*run
 		Key:                      runKey(runID),
 		UpdateExpression:         aws.String("SET #s = :running, #at = :at"),
 		ConditionExpression:      aws.String("#s = :queued AND (attribute_not_exists(#since) OR #since >= :oldest)"),
-		ExpressionAttributeNames: map[string]string{"#s": "status", "#at": "startedAt", "#since": keys.OpenSK},
+		ExpressionAttributeNames: map[string]string{"#s": "status", "#at": "startedAt", "#since": tablekeys.OpenSK},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":running": str(string(runs.StatusRunning)), ":queued": str(string(runs.StatusQueued)), ":at": encodeTime(at),
-			":oldest": str(keys.OpenSort(at.Add(-turns.ClaimWindow))),
+			":oldest": str(tablekeys.OpenSort(at.Add(-turns.ClaimWindow))),
 		},
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -135,7 +135,7 @@ func (d *Dynamo) FinishRun(ctx context.Context, r *runs.Run, refund bool) error 
 	}
 	err = d.transact(ctx, []types.TransactWriteItem{{Put: put}, {Update: &types.Update{
 		TableName:                 aws.String(d.tables.State),
-		Key:                       stateKey(keys.UsageOnDay(r.UserID, r.Day)),
+		Key:                       stateKey(tablekeys.UsageOnDay(r.UserID, r.Day)),
 		UpdateExpression:          aws.String("ADD #t :minus"),
 		ExpressionAttributeNames:  map[string]string{"#t": attrTurns},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":minus": num(-1)},

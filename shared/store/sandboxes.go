@@ -10,20 +10,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/sandbox"
+	"github.com/commonly/runtime/shared/tablekeys"
 )
 
 // SandboxCreated records a sandbox before its first run, on the live
 // index, so the reaper can find it even if the turn's process dies.
 func (d *Dynamo) SandboxCreated(ctx context.Context, rec sandbox.Record) error {
-	item, err := withKey(rec, keys.Sandbox(rec.SandboxID))
+	item, err := withKey(rec, tablekeys.Sandbox(rec.SandboxID))
 	if err != nil {
 		return err
 	}
-	item[keys.GSI1PK], item[keys.GSI1SK] = str(keys.LiveValue), str(keys.LiveSort(rec.ExpiresAt))
+	item[tablekeys.GSI1PK], item[tablekeys.GSI1SK] = str(tablekeys.LiveValue), str(tablekeys.LiveSort(rec.ExpiresAt))
 	// Kept a day after expiry for audit, then removed by the table's TTL.
-	item[keys.TTL] = num(rec.ExpiresAt.Add(24 * time.Hour).Unix())
+	item[tablekeys.TTL] = num(rec.ExpiresAt.Add(24 * time.Hour).Unix())
 	if _, err := d.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.tables.State), Item: item}); err != nil {
 		return fmt.Errorf("record sandbox %s: %w", rec.SandboxID, err)
 	}
@@ -47,10 +47,10 @@ func (d *Dynamo) SandboxKilled(ctx context.Context, sandboxID string, at time.Ti
 func (d *Dynamo) MarkSandboxKilled(ctx context.Context, sandboxID string, at time.Time) (bool, error) {
 	_, err := d.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(d.tables.State),
-		Key:                       stateKey(keys.Sandbox(sandboxID)),
+		Key:                       stateKey(tablekeys.Sandbox(sandboxID)),
 		UpdateExpression:          aws.String("SET #s = :killed, #k = :at REMOVE #g1, #g2"),
 		ConditionExpression:       aws.String("attribute_exists(#pk) AND #s = :running"),
-		ExpressionAttributeNames:  map[string]string{"#s": "status", "#k": "killedAt", "#g1": keys.GSI1PK, "#g2": keys.GSI1SK, "#pk": keys.PK},
+		ExpressionAttributeNames:  map[string]string{"#s": "status", "#k": "killedAt", "#g1": tablekeys.GSI1PK, "#g2": tablekeys.GSI1SK, "#pk": tablekeys.PK},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":killed": str(sandbox.StatusKilled), ":running": str(sandbox.StatusRunning), ":at": encodeTime(at)},
 	})
 	if _, ok := isConditionFailed(err); ok {
@@ -60,21 +60,6 @@ func (d *Dynamo) MarkSandboxKilled(ctx context.Context, sandboxID string, at tim
 		return false, fmt.Errorf("mark sandbox %s killed: %w", sandboxID, err)
 	}
 	return true, nil
-}
-
-// GetSandbox reads a sandbox's record; found is false when there is none.
-func (d *Dynamo) GetSandbox(ctx context.Context, sandboxID string) (rec sandbox.Record, found bool, err error) {
-	item, err := d.getItem(ctx, d.tables.State, stateKey(keys.Sandbox(sandboxID)))
-	if err != nil {
-		return sandbox.Record{}, false, fmt.Errorf("get sandbox %s: %w", sandboxID, err)
-	}
-	if len(item) == 0 {
-		return sandbox.Record{}, false, nil
-	}
-	if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
-		return sandbox.Record{}, false, fmt.Errorf("decode sandbox record: %w", err)
-	}
-	return rec, true, nil
 }
 
 // ExpiredSandboxes lists up to limit live sandboxes whose lifetime ended
@@ -87,13 +72,13 @@ func (d *Dynamo) ExpiredSandboxes(ctx context.Context, bound time.Time, limit in
 	}
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(d.tables.State),
-		IndexName:              aws.String(keys.LiveIndex),
+		IndexName:              aws.String(tablekeys.LiveIndex),
 		KeyConditionExpression: aws.String("#p = :live AND #s <= :bound"),
 		// The sparse index drops killed sandboxes in DynamoDB; the filter
 		// also holds on servers whose indexes keep stale entries.
 		FilterExpression:          aws.String("#st = :running"),
-		ExpressionAttributeNames:  map[string]string{"#p": keys.GSI1PK, "#s": keys.GSI1SK, "#st": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":live": str(keys.LiveValue), ":bound": str(keys.LiveSort(bound)), ":running": str(sandbox.StatusRunning)},
+		ExpressionAttributeNames:  map[string]string{"#p": tablekeys.GSI1PK, "#s": tablekeys.GSI1SK, "#st": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":live": str(tablekeys.LiveValue), ":bound": str(tablekeys.LiveSort(bound)), ":running": str(sandbox.StatusRunning)},
 	}
 	var recs []sandbox.Record
 	err := d.queryPages(ctx, in, int(limit), 0, func(item map[string]types.AttributeValue) error {

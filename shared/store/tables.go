@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/tablekeys"
 )
 
 // tableCreator is what CreateTables needs.
@@ -23,7 +23,7 @@ var _ tableCreator = (*dynamodb.Client)(nil)
 
 // CreateTables creates both tables with the schema the CDK stack deploys
 // (keys, the live-sandbox and run-sandboxes indexes, the open-runs index,
-// the runs stream) and enables their Time to Live on keys.TTL. It is for
+// the runs stream) and enables their Time to Live on tablekeys.TTL. It is for
 // the local stack and tests; in AWS the stack owns the tables. Existing
 // tables are left alone, but get their TTL if it is off.
 func CreateTables(ctx context.Context, db tableCreator, t Tables) error {
@@ -40,26 +40,26 @@ func CreateTables(ctx context.Context, db tableCreator, t Tables) error {
 		{
 			TableName:            aws.String(t.State),
 			BillingMode:          types.BillingModePayPerRequest,
-			AttributeDefinitions: []types.AttributeDefinition{s(keys.PK), s(keys.SK), s(keys.GSI1PK), s(keys.GSI1SK), s(keys.RunID), s(keys.SandboxID)},
-			KeySchema:            []types.KeySchemaElement{hash(keys.PK), rng(keys.SK)},
+			AttributeDefinitions: []types.AttributeDefinition{s(tablekeys.PK), s(tablekeys.SK), s(tablekeys.GSI1PK), s(tablekeys.GSI1SK), s(tablekeys.RunID), s(tablekeys.SandboxID)},
+			KeySchema:            []types.KeySchemaElement{hash(tablekeys.PK), rng(tablekeys.SK)},
 			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
-				IndexName:  aws.String(keys.LiveIndex),
-				KeySchema:  []types.KeySchemaElement{hash(keys.GSI1PK), rng(keys.GSI1SK)},
+				IndexName:  aws.String(tablekeys.LiveIndex),
+				KeySchema:  []types.KeySchemaElement{hash(tablekeys.GSI1PK), rng(tablekeys.GSI1SK)},
 				Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
 			}, {
-				IndexName:  aws.String(keys.RunSandboxesIndex),
-				KeySchema:  []types.KeySchemaElement{hash(keys.RunID), rng(keys.SandboxID)},
+				IndexName:  aws.String(tablekeys.RunSandboxesIndex),
+				KeySchema:  []types.KeySchemaElement{hash(tablekeys.RunID), rng(tablekeys.SandboxID)},
 				Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
 			}},
 		},
 		{
 			TableName:            aws.String(t.Runs),
 			BillingMode:          types.BillingModePayPerRequest,
-			AttributeDefinitions: []types.AttributeDefinition{s(keys.RunID), s(keys.OpenPK), s(keys.OpenSK)},
-			KeySchema:            []types.KeySchemaElement{hash(keys.RunID)},
+			AttributeDefinitions: []types.AttributeDefinition{s(tablekeys.RunID), s(tablekeys.OpenPK), s(tablekeys.OpenSK)},
+			KeySchema:            []types.KeySchemaElement{hash(tablekeys.RunID)},
 			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
-				IndexName: aws.String(keys.OpenIndex),
-				KeySchema: []types.KeySchemaElement{hash(keys.OpenPK), rng(keys.OpenSK)},
+				IndexName: aws.String(tablekeys.OpenIndex),
+				KeySchema: []types.KeySchemaElement{hash(tablekeys.OpenPK), rng(tablekeys.OpenSK)},
 				// Keys only: claims and checkpoints rewrite the run, not its
 				// index entry, so they cost the index nothing.
 				Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
@@ -80,20 +80,20 @@ func CreateTables(ctx context.Context, db tableCreator, t Tables) error {
 	return nil
 }
 
-// enableTTL turns on the table's Time to Live on keys.TTL unless it is on
+// enableTTL turns on the table's Time to Live on tablekeys.TTL unless it is on
 // (or turning on) already.
 func enableTTL(ctx context.Context, db tableCreator, table string) error {
 	out, err := db.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
 	if err != nil {
 		return fmt.Errorf("describe time to live of %s: %w", table, err)
 	}
-	if d := out.TimeToLiveDescription; d != nil && aws.ToString(d.AttributeName) == keys.TTL &&
+	if d := out.TimeToLiveDescription; d != nil && aws.ToString(d.AttributeName) == tablekeys.TTL &&
 		(d.TimeToLiveStatus == types.TimeToLiveStatusEnabled || d.TimeToLiveStatus == types.TimeToLiveStatusEnabling) {
 		return nil
 	}
 	_, err = db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
 		TableName:               aws.String(table),
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(keys.TTL), Enabled: aws.Bool(true)},
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(tablekeys.TTL), Enabled: aws.Bool(true)},
 	})
 	if err != nil {
 		return fmt.Errorf("enable time to live on %s: %w", table, err)

@@ -10,11 +10,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -22,7 +22,7 @@ import (
 // Every item that expires carries the tables' TTL attribute, set by the
 // same writes in AWS and locally; plans and installs never expire.
 func TestItemsCarryTheirTTL(t *testing.T) {
-	srv, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", tables)
+	srv, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", tables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,23 +61,23 @@ func TestItemsCarryTheirTTL(t *testing.T) {
 		key   map[string]types.AttributeValue
 		want  int64 // 0: no TTL
 	}{
-		{"run", tables.Runs, map[string]types.AttributeValue{keys.RunID: s2("r1")}, dayEnd.Add(keys.Retention).Unix()},
-		{"daily usage", tables.State, stateKey(keys.UsageOnDay("u1", utcday.Of(now))), dayEnd.Add(keys.Retention).Unix()},
-		{"idempotency record", tables.State, stateKey(keys.Idempotency("u1", "i1", "k")), now.Add(24 * time.Hour).Unix()},
-		{"sandbox record", tables.State, stateKey(keys.Sandbox("sb1")), sb.ExpiresAt.Add(24 * time.Hour).Unix()},
-		{"plan", tables.State, stateKey(keys.Plan("u1")), 0},
+		{"run", tables.Runs, map[string]types.AttributeValue{tablekeys.RunID: s2("r1")}, dayEnd.Add(tablekeys.Retention).Unix()},
+		{"daily usage", tables.State, stateKey(tablekeys.UsageOnDay("u1", utcday.Of(now))), dayEnd.Add(tablekeys.Retention).Unix()},
+		{"idempotency record", tables.State, stateKey(tablekeys.Idempotency("u1", "i1", "k")), now.Add(24 * time.Hour).Unix()},
+		{"sandbox record", tables.State, stateKey(tablekeys.Sandbox("sb1")), sb.ExpiresAt.Add(24 * time.Hour).Unix()},
+		{"plan", tables.State, stateKey(tablekeys.Plan("u1")), 0},
 	}
 	for _, c := range cases {
 		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.table), Key: c.key, ConsistentRead: aws.Bool(true)})
 		if err != nil || len(out.Item) == 0 {
 			t.Fatalf("%s: read %v (item %v)", c.name, err, out)
 		}
-		n, ok := out.Item[keys.TTL].(*types.AttributeValueMemberN)
+		n, ok := out.Item[tablekeys.TTL].(*types.AttributeValueMemberN)
 		switch {
 		case c.want == 0 && ok:
 			t.Errorf("%s: has a TTL %s, want none", c.name, n.Value)
 		case c.want != 0 && !ok:
-			t.Errorf("%s: no numeric %q attribute", c.name, keys.TTL)
+			t.Errorf("%s: no numeric %q attribute", c.name, tablekeys.TTL)
 		case c.want != 0 && n.Value != strconv.FormatInt(c.want, 10):
 			t.Errorf("%s: ttl %s, want %d", c.name, n.Value, c.want)
 		}
@@ -86,6 +86,6 @@ func TestItemsCarryTheirTTL(t *testing.T) {
 
 func s2(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
-func stateKey(k keys.Key) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{keys.PK: s2(k.PK), keys.SK: s2(k.SK)}
+func stateKey(k tablekeys.Key) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{tablekeys.PK: s2(k.PK), tablekeys.SK: s2(k.SK)}
 }

@@ -1,14 +1,12 @@
-// Package textcap bounds and cleans text: what tools exchange with the
-// model and upstream services (counted in characters, as the model and the
-// tools' limits count), and what is stored or logged (counted in bytes).
+// Package textcap bounds text: what tools exchange with the model and
+// upstream services (counted in characters, as the model and the tools'
+// limits count), and what is stored or logged (counted in bytes).
+// Credentials are removed from text by shared/redact.
 package textcap
 
 import (
 	"unicode/utf8"
 )
-
-// Redacted replaces a credential an upstream echoed back.
-const Redacted = "[redacted]"
 
 // Head keeps the first max characters of s, marking a cut with "…" (the
 // mark counts towards max). It reports whether s was cut.

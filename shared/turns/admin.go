@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/tablekeys"
 )
 
 // Field bounds for installs: the system prompt is the largest field a
@@ -38,12 +38,12 @@ func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, re
 	if err := requireService(c); err != nil {
 		return nil, false, err
 	}
-	if !keys.ValidID(installID) {
-		return nil, false, Invalid("installId", keys.IDRule)
+	if !tablekeys.ValidID(installID) {
+		return nil, false, Invalid("installId", tablekeys.IDRule)
 	}
 	for _, f := range []struct{ field, id string }{{"userId", req.UserID}, {"podId", req.PodID}, {"agentName", req.AgentName}} {
-		if !keys.ValidID(f.id) {
-			return nil, false, Invalid(f.field, "is required and "+keys.IDRule)
+		if !tablekeys.ValidID(f.id) {
+			return nil, false, Invalid(f.field, "is required and "+tablekeys.IDRule)
 		}
 	}
 	existing, err := s.store.GetInstall(ctx, installID)
@@ -67,8 +67,8 @@ func (s *Service) PutInstall(ctx context.Context, c Caller, installID string, re
 	if in.InstanceID == "" {
 		in.InstanceID = installID
 	}
-	if !keys.ValidID(in.InstanceID) {
-		return nil, false, Invalid("instanceId", keys.IDRule)
+	if !tablekeys.ValidID(in.InstanceID) {
+		return nil, false, Invalid("instanceId", tablekeys.IDRule)
 	}
 	if req.Engine != nil {
 		e, err := ParseEngine(*req.Engine)
@@ -140,8 +140,8 @@ func (s *Service) Migrate(ctx context.Context, c Caller, installID string, req M
 	if err := requireService(c); err != nil {
 		return nil, err
 	}
-	if !keys.ValidID(installID) {
-		return nil, Invalid("installId", keys.IDRule)
+	if !tablekeys.ValidID(installID) {
+		return nil, Invalid("installId", tablekeys.IDRule)
 	}
 	to, err := ParseEngine(req.To)
 	if err != nil {
@@ -172,8 +172,8 @@ func (s *Service) SetPlan(ctx context.Context, c Caller, userID, plan string) (P
 	if err := requireService(c); err != nil {
 		return "", err
 	}
-	if !keys.ValidID(userID) {
-		return "", Invalid("userId", keys.IDRule)
+	if !tablekeys.ValidID(userID) {
+		return "", Invalid("userId", tablekeys.IDRule)
 	}
 	p, err := ParsePlan(plan)
 	if err != nil {

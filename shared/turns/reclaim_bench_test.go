@@ -10,9 +10,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
 	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -50,7 +50,7 @@ func (c *countedDB) Query(ctx context.Context, in *dynamodb.QueryInput, o ...fun
 // what each run costs in DynamoDB requests.
 func BenchmarkReclaim(b *testing.B) {
 	const open = 1000
-	srv, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", tables)
+	srv, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", tables)
 	if err != nil {
 		b.Fatal(err)
 	}

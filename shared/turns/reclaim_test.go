@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/commonly/runtime/functions/alarm/alarmtest"
+	"github.com/commonly/runtime/shared/ledger/ledgertest"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
@@ -356,7 +356,7 @@ func TestInterruptedCostReachesTheDayThroughTheLedger(t *testing.T) {
 	ctx := context.Background()
 	// seen is told of each interrupted run once the batch holding its
 	// final record has been counted.
-	seen := alarmtest.Feed(t, r.db, tables.Runs, r.st, r.clock.Now, runs.StatusInterrupted)
+	seen := ledgertest.Feed(t, r.db, tables.Runs, r.st, r.clock.Now, runs.StatusInterrupted)
 
 	paid := r.abandoned(t, []runs.Step{answered, answered}, 300)
 	refunded := r.abandoned(t, []runs.Step{unanswered}, 0)
@@ -376,7 +376,7 @@ func TestInterruptedCostReachesTheDayThroughTheLedger(t *testing.T) {
 	if total != 2*1200+300+500 {
 		t.Fatalf("interrupted costs %d", total)
 	}
-	alarmtest.Wait(t, seen, paid.RunID, refunded.RunID)
+	ledgertest.Wait(t, seen, paid.RunID, refunded.RunID)
 	u := r.usage(t, user)
 	if u.CostMicros != int64(total) || u.TurnsUsed != 1 {
 		t.Errorf("the day: cost %d, turns %d; want %d (counted once) and 1 (one refunded)", u.CostMicros, u.TurnsUsed, total)

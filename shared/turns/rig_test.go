@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -76,7 +76,7 @@ type rigOpts struct {
 }
 
 type rig struct {
-	db     *embedded.Server
+	db     *dynamodblocal.Server
 	st     *store.Dynamo
 	clock  *clock
 	native *engine
@@ -87,7 +87,7 @@ type rig struct {
 
 func newRig(t *testing.T, o rigOpts) *rig {
 	t.Helper()
-	db, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", tables)
+	db, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", tables)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/tablekeys"
 )
 
 // GetRun returns a run its owner or a service caller may see.
@@ -14,8 +14,8 @@ func (s *Service) GetRun(ctx context.Context, c Caller, runID string) (*runs.Run
 	if c.ID == "" {
 		return nil, ErrUnauthenticated
 	}
-	if !keys.ValidID(runID) {
-		return nil, Invalid("runId", keys.IDRule)
+	if !tablekeys.ValidID(runID) {
+		return nil, Invalid("runId", tablekeys.IDRule)
 	}
 	r, err := s.store.GetRun(ctx, runID)
 	if err != nil {

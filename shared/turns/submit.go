@@ -9,9 +9,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/utcday"
 )
 
@@ -69,8 +69,8 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 	if c.ID == "" {
 		return nil, ErrUnauthenticated
 	}
-	if !keys.ValidID(installID) {
-		return nil, Invalid("installId", keys.IDRule)
+	if !tablekeys.ValidID(installID) {
+		return nil, Invalid("installId", tablekeys.IDRule)
 	}
 	if req.Trigger == "" {
 		req.Trigger = DefaultTrigger

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/utcday"
 )
 
@@ -38,12 +38,12 @@ func (s *Service) Usage(ctx context.Context, c Caller) (*UsageReport, error) {
 
 // UserUsage reports a user's consumption on a UTC day ("" is today), for
 // the Commonly backend (support, the admin view): any day up to today,
-// zero once the day's items have expired (keys.Retention).
+// zero once the day's items have expired (tablekeys.Retention).
 func (s *Service) UserUsage(ctx context.Context, c Caller, userID, day string) (*UsageReport, error) {
 	if err := requireService(c); err != nil {
 		return nil, err
 	}
-	if !keys.ValidID(userID) {
+	if !tablekeys.ValidID(userID) {
 		return nil, Invalid("userId", "must be 1-128 characters without '#' or control characters")
 	}
 	today := utcday.Of(s.now())

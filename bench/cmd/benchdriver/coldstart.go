@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/bench/internal/turnstack"
-	"github.com/commonly/runtime/infra/rie"
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/infra/awslocal/rie"
 )
 
 // cold is the bootstrap's size and cold starts.
@@ -45,7 +45,7 @@ func coldStarts(ctx context.Context, o options) (cold, error) {
 	if err != nil {
 		return cold{}, err
 	}
-	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
+	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
 	if err != nil {
 		return cold{}, err
 	}
@@ -90,36 +90,35 @@ func coldStarts(ctx context.Context, o options) (cold, error) {
 
 // rieColdStart starts bootstrap under the emulator rie and times it to
 // the answer of its first invocation.
-func rieColdStart(ctx context.Context, rie, bootstrap string, env []string, event []byte) (float64, error) {
-	addr, apiAddr := freeAddr(), freeAddr()
-	if addr == "" || apiAddr == "" {
-		return 0, fmt.Errorf("no free port")
-	}
-	url := "http://" + addr + "/2015-03-31/functions/function/invocations"
-	// A client of its own: no connection is reused across starts.
-	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	p, err := startCold(ctx, env, rie, "--runtime-interface-emulator-address", addr, "--runtime-api-address", apiAddr, bootstrap)
+func rieColdStart(ctx context.Context, rieBin, bootstrap string, env []string, event []byte) (float64, error) {
+	emu, err := rie.Start(rieBin, bootstrap, env, nil)
 	if err != nil {
 		return 0, err
 	}
-	defer p.stop()
-	for deadline := p.start.Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Microsecond) {
-		res, err := hc.Post(url, "application/json", bytes.NewReader(event))
+	defer emu.Close()
+	fail := func(err error) error { return fmt.Errorf("%w\n%s", err, tail(emu.Output(), 2000)) }
+	// A client of its own: no connection is reused across starts.
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for deadline := emu.Started.Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Microsecond) {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		res, err := hc.Post(emu.URL, "application/json", bytes.NewReader(event))
 		if err != nil {
 			continue // not listening yet
 		}
 		body, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		elapsed := time.Since(p.start)
+		elapsed := time.Since(emu.Started)
 		if err := checkUsageAnswer(res.StatusCode, body); err != nil {
-			return 0, p.fail(err)
+			return 0, fail(err)
 		}
 		return float64(elapsed) / 1e6, nil
 	}
-	return 0, p.fail(errors.New("no answer in 10 s"))
+	return 0, fail(errors.New("no answer in 10 s"))
 }
 
-// coldProc is a process started for one cold start.
+// coldProc is a bootstrap started alone for one cold start.
 type coldProc struct {
 	cmd   *exec.Cmd
 	logs  bytes.Buffer // its stdout and stderr
@@ -219,15 +218,6 @@ func aloneColdStart(ctx context.Context, bootstrap string, env []string, event [
 	case <-time.After(10 * time.Second):
 		return 0, p.fail(errors.New("no answer in 10 s"))
 	}
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return ""
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func round(v []float64) []string {

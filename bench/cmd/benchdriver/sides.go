@@ -16,7 +16,7 @@ import (
 
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/bench/internal/turnstack"
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 )
 
 // sideRun is one process's measurement.
@@ -120,7 +120,7 @@ func (p *turnProc) measure(ctx context.Context, o options, model *script.Server,
 // side is a turn process with a fresh embedded DynamoDB served by this
 // process, and a client of its API.
 type side struct {
-	db     *embedded.Server
+	db     *dynamodblocal.Server
 	p      *turnProc
 	client *turnstack.Client
 }
@@ -128,7 +128,7 @@ type side struct {
 // startSide starts the DynamoDB and the turn process with args (besides
 // -llm and -dynamo); close stops both.
 func startSide(ctx context.Context, o options, llmURL string, args ...string) (*side, error) {
-	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
+	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,7 @@
 // DynamoDB through AWS_ENDPOINT_URL_DYNAMODB), with the benchmark's
 // no-op tool, a scripted model, and a DynamoDB call counter. The driver
 // runs it as a child process, so that its CPU and peak RSS are the turn
-// process's own, and serves the DynamoDB (shared/store/embedded) it
+// process's own, and serves the DynamoDB (infra/awslocal/dynamodblocal) it
 // reaches at -dynamo.
 //
 //	turnproc -llm URL -dynamo URL [-log warn|info] [-floor N]
@@ -45,9 +45,9 @@ import (
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/local/gateway"
+	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/gomaxprocs"
-	"github.com/commonly/runtime/shared/store/embedded"
 )
 
 func main() {
@@ -105,7 +105,7 @@ func run() error {
 	}
 	// As the local stack: the standard endpoint variable and the default
 	// configuration chain.
-	for k, v := range embedded.AWSEnv(*dynamoURL) {
+	for k, v := range dynamodblocal.AWSEnv(*dynamoURL) {
 		os.Setenv(k, v)
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx)
@@ -126,7 +126,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		handler = &gateway.Gateway{Secret: []byte(turnstack.Secret), Invoke: built.Handler.HandleHTTP, Log: log}
+		handler = &apigatewaylocal.Gateway{Secret: []byte(turnstack.Secret), Invoke: built.Handler.HandleHTTP, Log: log}
 	}
 
 	apiLn, err := net.Listen("tcp", "127.0.0.1:0")

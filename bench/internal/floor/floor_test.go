@@ -12,7 +12,7 @@ import (
 	"github.com/commonly/runtime/bench/internal/floor"
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/bench/internal/turnstack"
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 )
 
 // hostCounter counts the requests a client sends, by host, and their
@@ -39,7 +39,7 @@ func start(t *testing.T, table string) (*floor.Handler, *hostCounter, *script.Se
 	model := &script.Server{}
 	llm := httptest.NewServer(model)
 	t.Cleanup(llm.Close)
-	db, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", turnstack.Tables)
+	db, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", turnstack.Tables)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/bench/internal/script"
-	"github.com/commonly/runtime/infra/local/gateway"
+	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
 	"github.com/commonly/runtime/shared/runs"
 )
 
@@ -29,11 +29,11 @@ type Client struct {
 // NewClient mints the benchmark user's and the service's tokens.
 func NewClient(base string) (*Client, error) {
 	now := time.Now()
-	user, err := gateway.MintToken([]byte(Secret), UserID, nil, 24*time.Hour, now)
+	user, err := apigatewaylocal.MintToken([]byte(Secret), UserID, nil, 24*time.Hour, now)
 	if err != nil {
 		return nil, err
 	}
-	admin, err := gateway.MintServiceToken([]byte(Secret), gateway.ServiceSubject, now)
+	admin, err := apigatewaylocal.MintServiceToken([]byte(Secret), apigatewaylocal.ServiceSubject, now)
 	if err != nil {
 		return nil, err
 	}

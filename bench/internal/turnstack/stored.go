@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
 	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/tablekeys"
 )
 
 // StoreCopies stores n copies of a finished turn's records, its run and
@@ -18,14 +18,14 @@ import (
 // before: the benchmark measures a turn with that much stored
 // (BenchmarkTurnStoredRuns). It writes through db, not the counted client.
 func StoreCopies(ctx context.Context, db *dynamodb.Client, tables store.Tables, d Done, n int) error {
-	idem := keys.Idempotency(UserID, InstallID, d.IdempotencyKey)
+	idem := tablekeys.Idempotency(UserID, InstallID, d.IdempotencyKey)
 	runItem, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tables.Runs),
-		Key: map[string]types.AttributeValue{keys.RunID: &types.AttributeValueMemberS{Value: d.RunID}}})
+		Key: map[string]types.AttributeValue{tablekeys.RunID: &types.AttributeValueMemberS{Value: d.RunID}}})
 	if err != nil || runItem.Item == nil {
 		return fmt.Errorf("read run %s: %v", d.RunID, err)
 	}
 	idemItem, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tables.State), Key: map[string]types.AttributeValue{
-		keys.PK: &types.AttributeValueMemberS{Value: idem.PK}, keys.SK: &types.AttributeValueMemberS{Value: idem.SK}}})
+		tablekeys.PK: &types.AttributeValueMemberS{Value: idem.PK}, tablekeys.SK: &types.AttributeValueMemberS{Value: idem.SK}}})
 	if err != nil || idemItem.Item == nil {
 		return fmt.Errorf("read the idempotency record of run %s: %v", d.RunID, err)
 	}
@@ -34,9 +34,9 @@ func StoreCopies(ctx context.Context, db *dynamodb.Client, tables store.Tables, 
 		var runReqs, stateReqs []types.WriteRequest
 		for i := start; i < min(start+perBatch, n); i++ {
 			id := fmt.Sprintf("%s-copy-%d", d.RunID, i)
-			r := copyItem(runItem.Item, keys.RunID, id)
-			e := copyItem(idemItem.Item, keys.PK, keys.Idempotency(UserID, InstallID, id).PK)
-			e[keys.RunID] = &types.AttributeValueMemberS{Value: id}
+			r := copyItem(runItem.Item, tablekeys.RunID, id)
+			e := copyItem(idemItem.Item, tablekeys.PK, tablekeys.Idempotency(UserID, InstallID, id).PK)
+			e[tablekeys.RunID] = &types.AttributeValueMemberS{Value: id}
 			runReqs = append(runReqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: r}})
 			stateReqs = append(stateReqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: e}})
 		}

@@ -19,11 +19,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -144,7 +144,7 @@ var streamTables = store.Tables{State: "gen-state", Runs: "commonly-runs"}
 
 func newStream(t *testing.T) *stream {
 	t.Helper()
-	srv, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", streamTables)
+	srv, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", streamTables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func (s *stream) correct(runID string, cost money.Micros, at time.Time) []events
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	item[keys.TTL] = s.last[runID][keys.TTL]
+	item[tablekeys.TTL] = s.last[runID][tablekeys.TTL]
 	if _, err := s.db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(streamTables.Runs), Item: item}); err != nil {
 		s.t.Fatal(err)
 	}
@@ -236,10 +236,10 @@ func (s *stream) correct(runID string, cost money.Micros, at time.Time) []events
 // expire is the REMOVE record of DynamoDB's TTL deleting a run.
 func (s *stream) expire(runID string) []events.DynamoDBEventRecord {
 	old := s.last[runID]
-	ttl, _ := old[keys.TTL].(*types.AttributeValueMemberN)
+	ttl, _ := old[tablekeys.TTL].(*types.AttributeValueMemberN)
 	var sec int64
 	_ = attributevalue.Unmarshal(ttl, &sec)
-	if _, err := s.db.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(streamTables.Runs), Key: map[string]types.AttributeValue{keys.RunID: old[keys.RunID]}}); err != nil {
+	if _, err := s.db.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(streamTables.Runs), Key: map[string]types.AttributeValue{tablekeys.RunID: old[tablekeys.RunID]}}); err != nil {
 		s.t.Fatal(err)
 	}
 	rec := s.envelope("REMOVE", runID, time.Unix(sec, 0).Add(17*time.Minute), nil, old)
@@ -251,7 +251,7 @@ func (s *stream) expire(runID string) []events.DynamoDBEventRecord {
 // record reads the run back and makes the stream record of its last write.
 func (s *stream) record(runID string, at time.Time) events.DynamoDBEventRecord {
 	out, err := s.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(streamTables.Runs),
-		Key: map[string]types.AttributeValue{keys.RunID: &types.AttributeValueMemberS{Value: runID}}, ConsistentRead: aws.Bool(true)})
+		Key: map[string]types.AttributeValue{tablekeys.RunID: &types.AttributeValueMemberS{Value: runID}}, ConsistentRead: aws.Bool(true)})
 	if err != nil || len(out.Item) == 0 {
 		s.t.Fatalf("read %s: %v", runID, err)
 	}
@@ -273,7 +273,7 @@ func (s *stream) envelope(op, runID string, at time.Time, newImage, oldImage map
 		EventSourceArn: "arn:aws:dynamodb:us-east-1:123456789012:table/commonly-runs/stream/2026-11-30T09:00:00.000",
 		Change: events.DynamoDBStreamRecord{
 			ApproximateCreationDateTime: events.SecondsEpochTime{Time: at.Truncate(time.Second)},
-			Keys:                        map[string]events.DynamoDBAttributeValue{keys.RunID: events.NewStringAttribute(runID)},
+			Keys:                        map[string]events.DynamoDBAttributeValue{tablekeys.RunID: events.NewStringAttribute(runID)},
 			NewImage:                    toEvent(newImage), OldImage: toEvent(oldImage),
 			SequenceNumber: seq, StreamViewType: "NEW_AND_OLD_IMAGES",
 		},

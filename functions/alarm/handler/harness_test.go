@@ -22,12 +22,12 @@ import (
 
 	"github.com/commonly/runtime/functions/alarm/app"
 	"github.com/commonly/runtime/functions/alarm/handler"
-	"github.com/commonly/runtime/shared/keys"
-	"github.com/commonly/runtime/shared/ledger/eventbridgetest"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/utcday"
 )
@@ -42,7 +42,7 @@ type harness struct {
 	db      *dynamodb.Client // the function's, its calls counted
 	raw     *dynamodb.Client // the tests' own
 	store   *store.Dynamo
-	bus     *eventbridgetest.Server
+	bus     *eventbridgelocal.Server
 	h       *handler.Handler
 	calls   *callCounter
 	logs    bytes.Buffer
@@ -52,12 +52,12 @@ type harness struct {
 
 func newHarness(t *testing.T, env map[string]string) *harness {
 	t.Helper()
-	srv, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", harnessTables)
+	srv, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", harnessTables)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	bus, err := eventbridgetest.Start(nil)
+	bus, err := eventbridgelocal.Start(eventbridgelocal.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,9 +143,9 @@ type usage struct {
 
 func (hs *harness) usage(user, day string) usage {
 	hs.t.Helper()
-	k := keys.UsageOnDay(user, day)
+	k := tablekeys.UsageOnDay(user, day)
 	out, err := hs.raw.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(harnessTables.State), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{keys.PK: &types.AttributeValueMemberS{Value: k.PK}, keys.SK: &types.AttributeValueMemberS{Value: k.SK}}})
+		Key: map[string]types.AttributeValue{tablekeys.PK: &types.AttributeValueMemberS{Value: k.PK}, tablekeys.SK: &types.AttributeValueMemberS{Value: k.SK}}})
 	if err != nil {
 		hs.t.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/commonly/runtime/functions/reaper/handler"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/reaper"
+	"github.com/commonly/runtime/shared/redact"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -56,7 +56,7 @@ func Build(cfg Config, d Deps) (*Built, error) {
 		d.Log = slog.Default()
 	}
 	// Every line is scrubbed of the E2B key: E2B's answers reach the log.
-	log := slog.New(textcap.NewScrubber(cfg.Secrets()...).Handler(d.Log.Handler()))
+	log := slog.New(redact.NewScrubber(cfg.Secrets()...).Handler(d.Log.Handler()))
 	st, err := store.New(store.Config{DB: d.Dynamo, Tables: cfg.Tables})
 	if err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func Build(cfg Config, d Deps) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	rcfg := reaper.Config{
+	reaperCfg := reaper.Config{
 		Stage: cfg.Stage, Registry: st, Runs: rc, Lifetime: cfg.Lifetime,
 		Now: d.Now, Log: log, Metrics: d.Metrics,
 	}
@@ -78,11 +78,11 @@ func Build(cfg Config, d Deps) (*Built, error) {
 		if err != nil {
 			return nil, err
 		}
-		rcfg.E2B = client
+		reaperCfg.E2B = client
 	case SandboxLocal:
-		rcfg.Local = d.Local
+		reaperCfg.Local = d.Local
 	}
-	rp, err := reaper.New(rcfg)
+	rp, err := reaper.New(reaperCfg)
 	if err != nil {
 		return nil, err
 	}

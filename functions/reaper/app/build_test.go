@@ -14,10 +14,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/commonly/runtime/functions/reaper/app"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
 )
 
 // The production wiring, from the configuration to the handler, against
@@ -27,7 +27,7 @@ import (
 func TestBuildSweepsThroughTheProductionWiring(t *testing.T) {
 	ctx := context.Background()
 	tables := store.Tables{State: "state", Runs: "runs"}
-	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", tables)
+	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", tables)
 	if err != nil {
 		t.Fatal(err)
 	}

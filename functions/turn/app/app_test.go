@@ -1,13 +1,11 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -17,10 +15,11 @@ import (
 	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/broker/brokertest"
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/runs"
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/shared/syncbuf"
 	"github.com/commonly/runtime/shared/tools/pod/podtest"
 	"github.com/commonly/runtime/shared/tools/search/searchtest"
 )
@@ -30,23 +29,10 @@ const (
 	searchKey = "exa-test-key-5c4b3a"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
 type stack struct {
 	h      *handler.Handler
 	db     *dynamodb.Client
-	logs   *lockedBuffer
+	logs   *syncbuf.Buffer
 	cfg    app.Config
 	llm    *llmtest.Server
 	broker *brokertest.Server
@@ -64,7 +50,7 @@ func newStack(t *testing.T, steps ...llmtest.Step) *stack {
 
 func newStackWith(t *testing.T, extra map[string]string, steps ...llmtest.Step) *stack {
 	t.Helper()
-	s := &stack{logs: &lockedBuffer{}}
+	s := &stack{logs: &syncbuf.Buffer{}}
 	s.llm = llmtest.NewServer(llmKey, steps...)
 	llmSrv := httptest.NewServer(s.llm)
 	t.Cleanup(llmSrv.Close)
@@ -89,7 +75,7 @@ func newStackWith(t *testing.T, extra map[string]string, steps ...llmtest.Step) 
 		t.Fatal(err)
 	}
 	s.cfg = cfg
-	db, err := embedded.StartWithTables(context.Background(), "127.0.0.1:0", cfg.Tables)
+	db, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", cfg.Tables)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/commonly/runtime/shared/agent"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/pricing"
+	"github.com/commonly/runtime/shared/redact"
 	"github.com/commonly/runtime/shared/sandbox/local"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/tools"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -65,7 +65,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	// Every line the function writes is scrubbed of the configured
 	// secrets, every piece and encoding of them: upstream text (a proxy's
 	// error body, a provider's message) reaches the log only this way.
-	d.Log = slog.New(textcap.NewScrubber(cfg.Secrets()...).Handler(d.Log.Handler()))
+	d.Log = slog.New(redact.NewScrubber(cfg.Secrets()...).Handler(d.Log.Handler()))
 	if d.HTTP == nil {
 		d.HTTP = &http.Client{}
 	}
@@ -82,7 +82,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	}
 	prices = prices.WithClock(d.Now)
 
-	engines, nat, err := buildEngines(cfg, d, st, prices)
+	engines, nativeEngine, err := buildEngines(cfg, d, st, prices)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	}
 	svc, err := turns.NewService(turns.ServiceConfig{
 		Store: st, Dispatcher: dispatcher, Limits: cfg.Limits, DefaultEngine: cfg.DefaultEngine,
-		Tools: nat.ToolNames(), Connectors: nat.ConnectorNames(),
+		Tools: nativeEngine.ToolNames(), Connectors: nativeEngine.ConnectorNames(),
 		SpendCap: cfg.SpendCap, FallbackConfigured: cfg.Fallback, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
 	})
 	if err != nil {

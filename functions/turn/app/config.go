@@ -123,14 +123,28 @@ func (c *Config) features() {
 // Every problem is reported at once, so a misconfigured deployment fails
 // at start with the whole list instead of one error per deploy.
 func LoadConfig(getenv func(string) string) (Config, error) {
-	var errs []error
 	get := func(name, def string) string {
 		if v := strings.TrimSpace(getenv(name)); v != "" {
 			return v
 		}
 		return def
 	}
-	c := Config{
+	c := readSettings(get)
+	var errs []error
+	errs = append(errs, c.parseRouting(get)...)
+	errs = append(errs, c.parseBudgets(get)...)
+	errs = append(errs, c.modes()...)
+	errs = append(errs, c.parseUpstreams(get)...)
+	c.features()
+	return c, errors.Join(errs...)
+}
+
+// lookup is a variable's trimmed value, or def when it is unset or blank.
+type lookup func(name, def string) string
+
+// readSettings takes the variables that are strings as they are.
+func readSettings(get lookup) Config {
+	return Config{
 		Stage:          get("STAGE", ""),
 		Tables:         store.Tables{State: get("STATE_TABLE", ""), Runs: get("RUNS_TABLE", "")},
 		Dispatch:       get("TURN_DISPATCH", DispatchLambda),
@@ -156,6 +170,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		E2BSandboxURL:  get("E2B_SANDBOX_URL", ""),
 		E2BTemplate:    get("E2B_TEMPLATE", e2b.DefaultTemplate),
 	}
+}
+
+// parseRouting checks where turns are stored, routed and dispatched.
+func (c *Config) parseRouting(get lookup) []error {
+	var errs []error
 	if c.Tables.State == "" {
 		errs = append(errs, errors.New("STATE_TABLE is required"))
 	}
@@ -181,6 +200,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if c.InstallCacheTTL, err = time.ParseDuration(get("INSTALL_CACHE_TTL", "30s")); err != nil || c.InstallCacheTTL < 0 {
 		errs = append(errs, fmt.Errorf("INSTALL_CACHE_TTL: %q is not a duration", get("INSTALL_CACHE_TTL", "")))
 	}
+	return errs
+}
+
+// parseBudgets reads what bounds a turn and a user's day: the model
+// call's timeout, a turn's cost and the daily spend cap.
+func (c *Config) parseBudgets(get lookup) []error {
+	var errs []error
+	var err error
 	if c.LLMTimeout, err = llm.ParseTimeout(get("LLM_TIMEOUT", "")); err != nil {
 		errs = append(errs, err)
 	}
@@ -192,7 +219,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("DAILY_SPEND_CAP_USD: %q is not a positive amount of dollars (at most six decimals); unset it for no cap", capUSD))
 		}
 	}
-	errs = append(errs, c.modes()...)
+	return errs
+}
+
+// parseUpstreams checks the services the turn calls: the durable-object
+// runtime's timeout and token, every URL, the search provider.
+func (c *Config) parseUpstreams(get lookup) []error {
+	var errs []error
+	var err error
 	if c.DORuntimeTimeout, err = durableobject.ParseTimeout(get("DO_RUNTIME_TIMEOUT", "")); err != nil {
 		errs = append(errs, err)
 	}
@@ -217,8 +251,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	default:
 		errs = append(errs, fmt.Errorf("SEARCH_PROVIDER: %q is not exa or tavily", c.SearchProvider))
 	}
-	c.features()
-	return c, errors.Join(errs...)
+	return errs
 }
 
 // modes checks the model and the sandbox the deployment named. The
@@ -230,8 +263,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 // is how a deployment ends up on the wrong one.
 func (c *Config) modes() []error {
 	errs := []error{
-		named("LLM_MODE", c.LLMMode, LLMLive, LLMOffline, "LLM_BASE_URL", c.LLMBaseURL != "", "the offline demo model"),
-		named("SANDBOX", c.Sandbox, SandboxE2B, SandboxLocal, "E2B_API_KEY", c.E2BAPIKey != "", "the local bubblewrap sandbox"),
+		checkMode("LLM_MODE", c.LLMMode, LLMLive, LLMOffline, "LLM_BASE_URL", c.LLMBaseURL != "", "the offline demo model"),
+		checkMode("SANDBOX", c.Sandbox, SandboxE2B, SandboxLocal, "E2B_API_KEY", c.E2BAPIKey != "", "the local bubblewrap sandbox"),
 	}
 	if c.LLMMode == LLMLive && c.LLMBaseURL != "" && c.LLMAPIKey == "" {
 		errs = append(errs, errors.New("LLM_BASE_URL is set but LLM_API_KEY is not"))
@@ -242,9 +275,9 @@ func (c *Config) modes() []error {
 	return errs
 }
 
-// named checks one mode variable: its real mode needs the setting need,
-// and its demo mode, named for what it is, needs it unset.
-func named(variable, mode, real, demo, need string, set bool, what string) error {
+// checkMode checks one mode variable: its real mode needs the setting
+// need, and its demo mode, named for what it is, needs it unset.
+func checkMode(variable, mode, real, demo, need string, set bool, what string) error {
 	switch {
 	case mode == real && !set:
 		return fmt.Errorf("%s is required (%s is %s; set %s=%s for %s)", need, variable, real, variable, demo, what)

@@ -22,11 +22,11 @@ import (
 // (also returned: its catalog is what installs may list), and the
 // durable-object one when Config.Fallback says so.
 func buildEngines(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (map[turns.EngineName]turns.Engine, *native.Engine, error) {
-	nat, err := nativeEngine(cfg, d, st, prices)
+	nativeEngine, err := newNativeEngine(cfg, d, st, prices)
 	if err != nil {
 		return nil, nil, fmt.Errorf("native engine: %w", err)
 	}
-	engines := map[turns.EngineName]turns.Engine{turns.Native: nat}
+	engines := map[turns.EngineName]turns.Engine{turns.Native: nativeEngine}
 	if cfg.Fallback {
 		do, err := durableobject.New(durableobject.Config{
 			BaseURL: cfg.DORuntimeURL, Token: cfg.DORuntimeToken, Prices: prices, DefaultModel: cfg.LLMModel,
@@ -37,36 +37,36 @@ func buildEngines(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (
 		}
 		engines[turns.DurableObject] = do
 	}
-	return engines, nat, nil
+	return engines, nativeEngine, nil
 }
 
-// nativeEngine wires the native loop: the model, the tools the
+// newNativeEngine wires the native loop: the model, the tools the
 // configuration turns on and the code sandbox. A tool the configuration
 // leaves off stays in the catalog as tools.Unconfigured: installs may list
 // it, and their turns go on without it and record it. It refuses to start
 // with a model, search provider or sandbox that has no price: no turn is
 // ever silently free.
-func nativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (*native.Engine, error) {
+func newNativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (*native.Engine, error) {
 	model, modelName, err := modelClient(cfg, d, prices)
 	if err != nil {
 		return nil, err
 	}
-	brk, err := brokerClient(cfg, d)
+	tokenBroker, err := brokerClient(cfg, d)
 	if err != nil {
 		return nil, err
 	}
-	ncfg := native.Config{Prices: prices, Connectors: map[string][]tools.Tool{}, Now: d.Now, Log: d.Log}
+	nativeCfg := native.Config{Prices: prices, Connectors: map[string][]tools.Tool{}, Now: d.Now, Log: d.Log}
 	var poster agent.Poster = noPod{}
 	if cfg.PodTools {
-		pc, err := pod.New(pod.Config{BaseURL: cfg.CommonlyAPIURL, Tokens: brk, HTTPClient: d.HTTP, Now: d.Now})
+		pc, err := pod.New(pod.Config{BaseURL: cfg.CommonlyAPIURL, Tokens: tokenBroker, HTTPClient: d.HTTP, Now: d.Now})
 		if err != nil {
 			return nil, err
 		}
-		ncfg.Builtins = append(ncfg.Builtins, pc.Tools()...)
+		nativeCfg.Builtins = append(nativeCfg.Builtins, pc.Tools()...)
 		poster = pc
 	} else {
 		d.Log.Warn("pod tools off: COMMONLY_API_URL and BROKER_URL are both needed; final answers are not posted")
-		ncfg.Builtins = append(ncfg.Builtins, unconfigured(pod.Names)...)
+		nativeCfg.Builtins = append(nativeCfg.Builtins, unconfigured(pod.Names)...)
 	}
 	if cfg.WebSearch {
 		if err := prices.Search(cfg.SearchProvider); err != nil {
@@ -76,24 +76,24 @@ func nativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (
 		if err != nil {
 			return nil, err
 		}
-		ncfg.Builtins = append(ncfg.Builtins, ws)
+		nativeCfg.Builtins = append(nativeCfg.Builtins, ws)
 	} else {
 		d.Log.Warn("web search off: SEARCH_API_KEY is not set")
-		ncfg.Builtins = append(ncfg.Builtins, tools.Unconfigured(search.Name))
+		nativeCfg.Builtins = append(nativeCfg.Builtins, tools.Unconfigured(search.Name))
 	}
-	ncfg.Builtins = append(ncfg.Builtins, d.ExtraTools...)
+	nativeCfg.Builtins = append(nativeCfg.Builtins, d.ExtraTools...)
 	if d.Poster != nil {
 		poster = d.Poster
 	}
 	if cfg.GitHub {
-		gh, err := github.New(github.Config{BaseURL: cfg.GitHubAPIURL, Tokens: brk, HTTPClient: d.HTTP})
+		gh, err := github.New(github.Config{BaseURL: cfg.GitHubAPIURL, Tokens: tokenBroker, HTTPClient: d.HTTP})
 		if err != nil {
 			return nil, err
 		}
-		ncfg.Connectors[github.Connector] = gh.Tools()
-		ncfg.Checker = brk
+		nativeCfg.Connectors[github.Connector] = gh.Tools()
+		nativeCfg.Checker = tokenBroker
 	} else {
-		ncfg.Connectors[github.Connector] = unconfigured(github.Names)
+		nativeCfg.Connectors[github.Connector] = unconfigured(github.Names)
 	}
 
 	provider, err := sandboxProvider(cfg, d)
@@ -103,10 +103,10 @@ func nativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (
 	if err := prices.Sandbox(provider.Name()); err != nil {
 		return nil, fmt.Errorf("sandbox %q: %w", provider.Name(), err)
 	}
-	if ncfg.Code, err = runcode.NewFactory(runcode.Config{Provider: provider, Ledger: st, Now: d.Now}); err != nil {
+	if nativeCfg.Code, err = runcode.NewFactory(runcode.Config{Provider: provider, Ledger: st, Now: d.Now}); err != nil {
 		return nil, err
 	}
-	if ncfg.Loop, err = agent.New(agent.Config{
+	if nativeCfg.Loop, err = agent.New(agent.Config{
 		Model: model, Pricer: prices, Poster: poster, ModelName: modelName,
 		Limits:         agent.Limits{MaxCost: cfg.TurnMaxUSD},
 		SearchProvider: cfg.SearchProvider, SandboxProvider: provider.Name(),
@@ -114,7 +114,7 @@ func nativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (
 	}); err != nil {
 		return nil, err
 	}
-	return native.New(ncfg)
+	return native.New(nativeCfg)
 }
 
 func unconfigured(names []string) []tools.Tool {

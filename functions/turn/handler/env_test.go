@@ -20,13 +20,14 @@ import (
 
 	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/engine/durableobject"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/pricing"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/store/embedded"
+	"github.com/commonly/runtime/shared/syncbuf"
 	"github.com/commonly/runtime/shared/tools/github"
 	"github.com/commonly/runtime/shared/tools/pod"
 	"github.com/commonly/runtime/shared/tools/runcode"
@@ -93,31 +94,17 @@ type env struct {
 	st     *store.Dynamo
 	clock  *clock
 	native *nativeStub
-	logs   *syncBuffer
-	emf    *syncBuffer
+	logs   *syncbuf.Buffer
+	emf    *syncbuf.Buffer
 	dbURL  string
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b = append(s.b, p...)
-	return len(p), nil
-}
-
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return string(s.b) }
 
 var testTables = store.Tables{State: "state", Runs: "runs"}
 
 func newEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := embedded.StartWithTables(ctx, "127.0.0.1:0", testTables)
+	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", testTables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +118,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		ts = o.storeWrap(st)
 	}
 	clk := &clock{t: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	native := &nativeStub{}
 	engines := map[turns.EngineName]turns.Engine{turns.Native: native}
@@ -149,7 +136,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		}
 		engines[turns.DurableObject] = do
 	}
-	emf := &syncBuffer{}
+	emf := &syncbuf.Buffer{}
 	// One install cache for the service and the worker, as app.Build wires them.
 	installs, err := turns.NewInstallCache(turns.InstallCacheConfig{Store: ts, TTL: o.installCacheTTL, Now: clk.Now})
 	if err != nil {

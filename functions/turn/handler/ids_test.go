@@ -18,7 +18,7 @@ import (
 var badIDs = []string{".", "..", "\xff", "inst\xe2\x80", "abc\u202efdp", "inst\u200b1", "inst\u0085"}
 
 // TestPathIDsAreRefused: every id taken from a path is checked by the
-// same rule (keys.ValidID) and refused with 400 invalid_field naming the
+// same rule (tablekeys.ValidID) and refused with 400 invalid_field naming the
 // parameter, before any store call.
 func TestPathIDsAreRefused(t *testing.T) {
 	e := newEnv(t, envOpts{})

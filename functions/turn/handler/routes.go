@@ -82,6 +82,13 @@ func lookupRoute(key string) (route, bool) {
 // and returns its RouteKey and path parameters; ok is false when no route
 // matches. pathKnown reports whether the path matched a route of any
 // method, so that a miss is a 405 rather than a 404.
+//
+// Not net/http's ServeMux, though the route keys are its pattern syntax:
+// its Handler(req) matches a HEAD to a GET route (API Gateway does not),
+// answers an unclean path ("//v1/...") with a redirect, tells a 405 from
+// a 404 only by serving the request, and leaves the path parameters
+// unset (they are set only while it serves). API Gateway's event needs
+// the RouteKey, the parameters and the 404/405 split from the raw path.
 func MatchRoute(method, path string) (routeKey string, params map[string]string, ok, pathKnown bool) {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	for _, r := range Routes {

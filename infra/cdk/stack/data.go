@@ -6,7 +6,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/tablekeys"
 )
 
 // Construct ids of the tables, which `make invoke` finds them by.
@@ -35,7 +35,7 @@ func newData(scope constructs.Construct, s *Settings) *Data {
 	}
 	common := func(p *awsdynamodb.TableProps) *awsdynamodb.TableProps {
 		p.BillingMode = awsdynamodb.BillingMode_PAY_PER_REQUEST
-		p.TimeToLiveAttribute = jsii.String(keys.TTL)
+		p.TimeToLiveAttribute = jsii.String(tablekeys.TTL)
 		p.PointInTimeRecoverySpecification = &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)}
 		p.DeletionProtection = jsii.Bool(s.Production)
 		p.RemovalPolicy = removal
@@ -44,36 +44,36 @@ func newData(scope constructs.Construct, s *Settings) *Data {
 	d := &Data{
 		// Installs, plans, per-user-day usage, idempotency keys, sandboxes.
 		State: awsdynamodb.NewTable(c, jsii.String(StateTableID), common(&awsdynamodb.TableProps{
-			PartitionKey: str(keys.PK),
-			SortKey:      str(keys.SK),
+			PartitionKey: str(tablekeys.PK),
+			SortKey:      str(tablekeys.SK),
 		})),
 		// One AgentRun per item; its stream feeds the alarm function.
 		Runs: awsdynamodb.NewTable(c, jsii.String(RunsTableID), common(&awsdynamodb.TableProps{
-			PartitionKey: str(keys.RunID),
+			PartitionKey: str(tablekeys.RunID),
 			Stream:       awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
 		})),
 	}
 	// Live sandboxes, sparse, so the reaper finds the expired ones without a scan.
 	d.State.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:      jsii.String(keys.LiveIndex),
-		PartitionKey:   str(keys.GSI1PK),
-		SortKey:        str(keys.GSI1SK),
+		IndexName:      jsii.String(tablekeys.LiveIndex),
+		PartitionKey:   str(tablekeys.GSI1PK),
+		SortKey:        str(tablekeys.GSI1SK),
 		ProjectionType: awsdynamodb.ProjectionType_ALL,
 	})
 	// Every sandbox by its run, so the reaper finds an abandoned run's
 	// sandboxes in one Query.
 	d.State.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:      jsii.String(keys.RunSandboxesIndex),
-		PartitionKey:   str(keys.RunID),
-		SortKey:        str(keys.SandboxID),
+		IndexName:      jsii.String(tablekeys.RunSandboxesIndex),
+		PartitionKey:   str(tablekeys.RunID),
+		SortKey:        str(tablekeys.SandboxID),
 		ProjectionType: awsdynamodb.ProjectionType_ALL,
 	})
 	// Open runs, sparse and keys only, so the reaper finds the abandoned
 	// ones without a scan, and claims and checkpoints cost it nothing.
 	d.Runs.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:      jsii.String(keys.OpenIndex),
-		PartitionKey:   str(keys.OpenPK),
-		SortKey:        str(keys.OpenSK),
+		IndexName:      jsii.String(tablekeys.OpenIndex),
+		PartitionKey:   str(tablekeys.OpenPK),
+		SortKey:        str(tablekeys.OpenSK),
 		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
 	})
 	return d

@@ -68,8 +68,47 @@ type Observability struct {
 
 func newObservability(scope constructs.Construct, s *Settings, ev *Events, t *Turn, a *Alarm, r *Reaper) *Observability {
 	c := constructs.NewConstruct(scope, jsii.String("Observability"))
-	o := &Observability{Alarms: map[string]awscloudwatch.Alarm{}}
-	five, minute, day := awscdk.Duration_Minutes(jsii.Number(5)), awscdk.Duration_Minutes(jsii.Number(1)), awscdk.Duration_Days(jsii.Number(1))
+	o := &Observability{Alarms: newAlarms(c, ev, t, a, r)}
+	o.Dashboard = newDashboard(c, ev, t, a, r, o.Alarms)
+	return o
+}
+
+// Periods of the alarms and the graphs (functions: a jsii call must not
+// run at package initialisation).
+func fiveMinutes() awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(5)) }
+func oneMinute() awscdk.Duration   { return awscdk.Duration_Minutes(jsii.Number(1)) }
+func oneDay() awscdk.Duration      { return awscdk.Duration_Days(jsii.Number(1)) }
+
+var sum = jsii.String("Sum")
+
+// alarmIDs are the alarms, in the dashboard's order.
+var alarmIDs = []string{"TurnErrors", "AlarmErrors", "ReaperFailures", "ReaperScheduleFailures", "DispatchFailuresQueued", "StreamFailuresQueued", "StreamIteratorAge",
+	"ReaperSourceFailures", "ReaperKillFailures", "ReaperRunFailures"}
+
+// functionErrors is a function's errors summed over period.
+func functionErrors(fn awslambda.Function, period awscdk.Duration) awscloudwatch.Metric {
+	return fn.MetricErrors(&awscloudwatch.MetricOptions{Period: period, Statistic: sum})
+}
+
+// queueDepth is a queue's visible messages, the most in five minutes.
+func queueDepth(q awssqs.Queue) awscloudwatch.Metric {
+	return q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: fiveMinutes(), Statistic: jsii.String("Maximum")})
+}
+
+// iteratorAge is how far the alarm function is behind the runs stream.
+func iteratorAge(a *Alarm) awscloudwatch.Metric {
+	return a.Function.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: oneMinute(), Statistic: jsii.String("Maximum")})
+}
+
+// reaperMetric is one of the reaper's sweep metrics, summed by the minute.
+func reaperMetric(name string) awscloudwatch.Metric {
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(name), Period: oneMinute(), Statistic: sum})
+}
+
+// newAlarms makes each alarm (alarmIDs), telling the ops topic when it
+// fires and when it clears.
+func newAlarms(c constructs.Construct, ev *Events, t *Turn, a *Alarm, r *Reaper) map[string]awscloudwatch.Alarm {
+	alarms := map[string]awscloudwatch.Alarm{}
 	action := awscloudwatchactions.NewSnsAction(ev.OpsTopic)
 	alarm := func(id, description string, m awscloudwatch.IMetric, threshold, periods float64) {
 		al := awscloudwatch.NewAlarm(c, jsii.String(id), &awscloudwatch.AlarmProps{
@@ -84,35 +123,28 @@ func newObservability(scope constructs.Construct, s *Settings, ev *Events, t *Tu
 		})
 		al.AddAlarmAction(action)
 		al.AddOkAction(action)
-		o.Alarms[id] = al
+		alarms[id] = al
 	}
-	sum := jsii.String("Sum")
-	errors := func(fn awslambda.Function, period awscdk.Duration) awscloudwatch.Metric {
-		return fn.MetricErrors(&awscloudwatch.MetricOptions{Period: period, Statistic: sum})
-	}
-	depth := func(q awssqs.Queue) awscloudwatch.Metric {
-		return q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")})
-	}
-	iteratorAge := a.Function.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")})
 	scheduleFailures := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 		Namespace: jsii.String("AWS/Events"), MetricName: jsii.String("FailedInvocations"),
-		DimensionsMap: &map[string]*string{"RuleName": r.Schedule.RuleName()}, Period: five, Statistic: sum,
+		DimensionsMap: &map[string]*string{"RuleName": r.Schedule.RuleName()}, Period: fiveMinutes(), Statistic: sum,
 	})
 
-	alarm("TurnErrors", "The turn function failed (a crash or a timeout; an async dispatch is retried).", errors(t.Function, five), errorsThreshold, 1)
-	alarm("AlarmErrors", "The alarm function failed a stream batch (it is retried, then its range goes to the stream failure queue).", errors(a.Function, five), errorsThreshold, 1)
-	alarm("ReaperFailures", fmt.Sprintf("The reaper failed %d sweeps in a row: neither E2B nor the state table could be read.", reaperFailedSweeps), errors(r.Function, minute), errorsThreshold, reaperFailedSweeps)
+	alarm("TurnErrors", "The turn function failed (a crash or a timeout; an async dispatch is retried).", functionErrors(t.Function, fiveMinutes()), errorsThreshold, 1)
+	alarm("AlarmErrors", "The alarm function failed a stream batch (it is retried, then its range goes to the stream failure queue).", functionErrors(a.Function, fiveMinutes()), errorsThreshold, 1)
+	alarm("ReaperFailures", fmt.Sprintf("The reaper failed %d sweeps in a row: neither E2B nor the state table could be read.", reaperFailedSweeps), functionErrors(r.Function, oneMinute()), errorsThreshold, reaperFailedSweeps)
 	alarm("ReaperScheduleFailures", "EventBridge could not invoke the reaper.", scheduleFailures, 1, 1)
-	alarm("DispatchFailuresQueued", "Turn dispatches that Lambda gave up on are in the dispatch failure queue: their runs were not run.", depth(t.DispatchFailures), 1, 1)
-	alarm("StreamFailuresQueued", "Runs-stream batches that the alarm function gave up on are in the stream failure queue: their costs are not counted.", depth(a.StreamFailures), 1, 1)
-	alarm("StreamIteratorAge", "The alarm function is behind the runs stream: spend alarms and the day's cost are late.", iteratorAge, iteratorAgeThresholdMs, iteratorAgePeriods)
-	sweep := func(name string) awscloudwatch.Metric {
-		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(name), Period: minute, Statistic: sum})
-	}
-	alarm("ReaperSourceFailures", fmt.Sprintf("A source of the reaper (E2B's list, the state table's live index or the open runs) failed in %d sweeps in a row: what only it shows is not reaped (the log line 'reaper source failed' names it).", reaperDegradedSweeps), sweep(MetricSourceFailures), 1, reaperDegradedSweeps)
-	alarm("ReaperKillFailures", fmt.Sprintf("The reaper failed to kill sandboxes past their lifetime in %d sweeps in a row: they keep running and billing ('sandbox kill failed' lines name them).", reaperDegradedSweeps), sweep(MetricSandboxKillFailures), 1, reaperDegradedSweeps)
-	alarm("ReaperRunFailures", fmt.Sprintf("The reaper failed to close abandoned runs in %d sweeps in a row: they stay open, unrefunded ('abandoned run not closed' lines name them).", reaperDegradedSweeps), sweep(MetricRunInterruptFailures), 1, reaperDegradedSweeps)
+	alarm("DispatchFailuresQueued", "Turn dispatches that Lambda gave up on are in the dispatch failure queue: their runs were not run.", queueDepth(t.DispatchFailures), 1, 1)
+	alarm("StreamFailuresQueued", "Runs-stream batches that the alarm function gave up on are in the stream failure queue: their costs are not counted.", queueDepth(a.StreamFailures), 1, 1)
+	alarm("StreamIteratorAge", "The alarm function is behind the runs stream: spend alarms and the day's cost are late.", iteratorAge(a), iteratorAgeThresholdMs, iteratorAgePeriods)
+	alarm("ReaperSourceFailures", fmt.Sprintf("A source of the reaper (E2B's list, the state table's live index or the open runs) failed in %d sweeps in a row: what only it shows is not reaped (the log line 'reaper source failed' names it).", reaperDegradedSweeps), reaperMetric(MetricSourceFailures), 1, reaperDegradedSweeps)
+	alarm("ReaperKillFailures", fmt.Sprintf("The reaper failed to kill sandboxes past their lifetime in %d sweeps in a row: they keep running and billing ('sandbox kill failed' lines name them).", reaperDegradedSweeps), reaperMetric(MetricSandboxKillFailures), 1, reaperDegradedSweeps)
+	alarm("ReaperRunFailures", fmt.Sprintf("The reaper failed to close abandoned runs in %d sweeps in a row: they stay open, unrefunded ('abandoned run not closed' lines name them).", reaperDegradedSweeps), reaperMetric(MetricRunInterruptFailures), 1, reaperDegradedSweeps)
+	return alarms
+}
 
+// newDashboard lays out the runtime's graphs, then a widget per alarm.
+func newDashboard(c constructs.Construct, ev *Events, t *Turn, a *Alarm, r *Reaper, alarms map[string]awscloudwatch.Alarm) awscloudwatch.Dashboard {
 	search := func(label, metric, stat string, period awscdk.Duration) awscloudwatch.IMetric {
 		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 			Label:        jsii.String(label),
@@ -128,24 +160,24 @@ func newObservability(scope constructs.Construct, s *Settings, ev *Events, t *Tu
 	}
 	costUSD := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Label:        jsii.String("cost USD per UTC day"),
-		Expression:   jsii.String(fmt.Sprintf("SUM(%s)/1000000", searchExpr(MetricTurnCost, "Sum", day))),
+		Expression:   jsii.String(fmt.Sprintf("SUM(%s)/1000000", searchExpr(MetricTurnCost, "Sum", oneDay()))),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{},
-		Period:       day,
+		Period:       oneDay(),
 	})
 	alarmsRaised := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 		Namespace: jsii.String("AWS/Events"), MetricName: jsii.String("TriggeredRules"), Label: jsii.String("spend alarms raised"),
 		DimensionsMap: &map[string]*string{"EventBusName": ev.Bus.EventBusName(), "RuleName": ev.SpendAlarms.RuleName()},
-		Period:        five, Statistic: sum,
+		Period:        fiveMinutes(), Statistic: sum,
 	})
 	var alarmWidgets []awscloudwatch.IWidget
-	for _, id := range []string{"TurnErrors", "AlarmErrors", "ReaperFailures", "ReaperScheduleFailures", "DispatchFailuresQueued", "StreamFailuresQueued", "StreamIteratorAge",
-		"ReaperSourceFailures", "ReaperKillFailures", "ReaperRunFailures"} {
+	for _, id := range alarmIDs {
 		alarmWidgets = append(alarmWidgets, awscloudwatch.NewAlarmWidget(&awscloudwatch.AlarmWidgetProps{
-			Title: jsii.String(id), Alarm: o.Alarms[id], Width: jsii.Number(6), Height: jsii.Number(4),
+			Title: jsii.String(id), Alarm: alarms[id], Width: jsii.Number(6), Height: jsii.Number(4),
 		}))
 	}
-	o.Dashboard = awscloudwatch.NewDashboard(c, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
-		DefaultInterval: awscdk.Duration_Days(jsii.Number(1)),
+	five := fiveMinutes()
+	return awscloudwatch.NewDashboard(c, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
+		DefaultInterval: oneDay(),
 		Widgets: &[]*[]awscloudwatch.IWidget{
 			{
 				graph("Turns by engine and status", search("turns", MetricTurns, "Sum", five)),
@@ -160,9 +192,9 @@ func newObservability(scope constructs.Construct, s *Settings, ev *Events, t *Tu
 				graph("Spend alarms raised", alarmsRaised),
 			},
 			{
-				graph("Runs stream iterator age (ms)", iteratorAge),
-				graph("Function errors", errors(t.Function, five), errors(a.Function, five), errors(r.Function, five)),
-				graph("Failure queues", depth(t.DispatchFailures), depth(a.StreamFailures)),
+				graph("Runs stream iterator age (ms)", iteratorAge(a)),
+				graph("Function errors", functionErrors(t.Function, five), functionErrors(a.Function, five), functionErrors(r.Function, five)),
+				graph("Failure queues", queueDepth(t.DispatchFailures), queueDepth(a.StreamFailures)),
 			},
 			{
 				graph("Reaper: sandboxes listed and past their lifetime",
@@ -175,7 +207,6 @@ func newObservability(scope constructs.Construct, s *Settings, ev *Events, t *Tu
 			&alarmWidgets,
 		},
 	})
-	return o
 }
 
 // searchExpr finds a metric of the runtime's namespace by name, over every

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/commonly/runtime/shared/keys"
+	"github.com/commonly/runtime/shared/tablekeys"
 )
 
 // Reaper settings, each with its reason.
@@ -77,7 +77,7 @@ func newReaper(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*R
 	// (a closed run's sandboxes), and conditional updates of sandbox
 	// records (marked killed) and of a user's day (a refund's ADD, in
 	// FinishRun's transaction), nothing else of its items.
-	grantIndexes(fn.Role, d.State, []string{"Query"}, keys.LiveIndex, keys.RunSandboxesIndex)
+	grantIndexes(fn.Role, d.State, []string{"Query"}, tablekeys.LiveIndex, tablekeys.RunSandboxesIndex)
 	fn.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("dynamodb:UpdateItem"),
 		Resources: jsii.Strings(*d.State.TableArn()),
@@ -87,12 +87,12 @@ func newReaper(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*R
 	}))
 	// The runs table: the open index, and closing a run (read it, write
 	// it whole with FinishRun's conditional Put).
-	grantIndexes(fn.Role, d.Runs, []string{"Query"}, keys.OpenIndex)
+	grantIndexes(fn.Role, d.Runs, []string{"Query"}, tablekeys.OpenIndex)
 	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem"})
 	return r, nil
 }
 
 // reaperStateKeys are the partition keys of the state table's items the
 // reaper updates: sandbox records and users' days (their prefixes, from
-// keys.Sandbox and keys.UsageOnDay).
-var reaperStateKeys = []string{keys.Sandbox("").PK + "*", keys.UsageOnDay("", "").PK + "*"}
+// tablekeys.Sandbox and tablekeys.UsageOnDay).
+var reaperStateKeys = []string{tablekeys.Sandbox("").PK + "*", tablekeys.UsageOnDay("", "").PK + "*"}

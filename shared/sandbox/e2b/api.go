@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/commonly/runtime/shared/httpwire"
-	"github.com/commonly/runtime/shared/textcap"
+	"github.com/commonly/runtime/shared/redact"
 )
 
 // ErrNotFound is wrapped by errors of calls on a sandbox that no longer
@@ -84,10 +84,10 @@ func (c *Client) apiError(op string, status int, body []byte, secrets ...string)
 }
 
 // scrub removes our API key and every other secret from s (every copy
-// and identifying piece, textcap.Scrubber), then bounds it: scrubbed
+// and identifying piece, redact.Scrubber), then bounds it: scrubbed
 // first, so a cut cannot leave part of a secret behind.
 func (c *Client) scrub(s string, secrets []string) string {
-	s = textcap.NewScrubber(append([]string{c.cfg.APIKey}, secrets...)...).Scrub(s)
+	s = redact.NewScrubber(append([]string{c.cfg.APIKey}, secrets...)...).Scrub(s)
 	if len(s) > maxMessage {
 		s = s[:maxMessage] + "…"
 	}

@@ -65,7 +65,7 @@ func (p *present) UnmarshalJSON(b []byte) error {
 // formats names the rich formats the line carries, in name order.
 func (l *streamLine) formats() []string {
 	var f []string
-	for _, x := range [...]struct {
+	for _, format := range [...]struct {
 		name string
 		ok   present
 	}{ // sorted by name
@@ -73,8 +73,8 @@ func (l *streamLine) formats() []string {
 		{"jpeg", l.JPEG}, {"json", l.JSON}, {"latex", l.LaTeX}, {"markdown", l.Markdown},
 		{"pdf", l.PDF}, {"png", l.PNG}, {"svg", l.SVG},
 	} {
-		if x.ok {
-			f = append(f, x.name)
+		if format.ok {
+			f = append(f, format.name)
 		}
 	}
 	return f

@@ -1,8 +1,10 @@
 package github
 
 import (
-	"github.com/commonly/runtime/shared/textcap"
 	"strings"
+
+	"github.com/commonly/runtime/shared/redact"
+	"github.com/commonly/runtime/shared/textcap"
 )
 
 // Bounds on what the model is shown.
@@ -54,7 +56,7 @@ type issue struct {
 // anything echo it. The body is included only when withBody is set.
 func present(a apiIssue, token string, withBody bool) issue {
 	s := func(v string, max int) string {
-		v, _ = textcap.Head(textcap.Scrub(v, token), max)
+		v, _ = textcap.Head(redact.Scrub(v, token), max)
 		return v
 	}
 	out := issue{
@@ -77,7 +79,7 @@ func present(a apiIssue, token string, withBody bool) issue {
 		out.Labels = append(out.Labels, s(l.Name, maxLabel))
 	}
 	if withBody {
-		body, cut := textcap.Head(textcap.Scrub(a.Body, token), maxBody)
+		body, cut := textcap.Head(redact.Scrub(a.Body, token), maxBody)
 		out.Body, out.BodyTruncated = &body, cut
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/redact"
 	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/tools"
 )
@@ -92,16 +93,16 @@ func capContext(msgs []message, count int, token string) contextOutput {
 	cut := false
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
-		content, truncated := textcap.Head(textcap.Scrub(m.Content, token), maxMessageRead)
-		author, _ := textcap.Head(textcap.Scrub(m.Author, token), maxAuthor)
+		content, truncated := textcap.Head(redact.Scrub(m.Content, token), maxMessageRead)
+		author, _ := textcap.Head(redact.Scrub(m.Author, token), maxAuthor)
 		if total+textcap.Len(content) > maxContextRead {
 			break
 		}
 		total += textcap.Len(content)
 		cut = cut || truncated
 		out.Messages = append(out.Messages, contextMessage{
-			ID: textcap.Scrub(m.ID, token), Author: author, Content: content,
-			CreatedAt: textcap.Scrub(m.CreatedAt, token), Truncated: truncated,
+			ID: redact.Scrub(m.ID, token), Author: author, Content: content,
+			CreatedAt: redact.Scrub(m.CreatedAt, token), Truncated: truncated,
 		})
 	}
 	// Built newest first; the model reads a conversation oldest first.

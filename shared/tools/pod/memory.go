@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/redact"
 	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/tools"
 )
@@ -37,7 +38,7 @@ func (t readMemory) Call(ctx context.Context, env tools.Env, args json.RawMessag
 		return tools.Result{Err: err}
 	}
 	// Entries are appended, so the latest are at the end: keep those.
-	content, cut := textcap.Tail(textcap.Scrub(answer.Content, token), maxMemoryRead)
+	content, cut := textcap.Tail(redact.Scrub(answer.Content, token), maxMemoryRead)
 	out := map[string]any{"content": content}
 	if cut {
 		out["note"] = fmt.Sprintf("earlier memory omitted: reads are capped at the last %d characters", maxMemoryRead)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/redact"
 	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/tools"
 )
@@ -29,7 +30,7 @@ func (t postMessage) Call(ctx context.Context, env tools.Env, args json.RawMessa
 	if err != nil {
 		return tools.Result{Err: err}
 	}
-	return tools.Result{Output: map[string]any{"messageId": textcap.Scrub(id, token)}, Posted: true}
+	return tools.Result{Output: map[string]any{"messageId": redact.Scrub(id, token)}, Posted: true}
 }
 
 // Post posts content to env's pod as env's agent: the loop's delivery of

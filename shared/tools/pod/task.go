@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/redact"
 	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/tools"
 )
@@ -77,5 +78,5 @@ func (t createTask) Call(ctx context.Context, env tools.Env, args json.RawMessag
 	if err != nil && !malformed(err) {
 		return tools.Result{Err: err}
 	}
-	return tools.Result{Output: map[string]any{"created": true, "taskId": textcap.Scrub(answer.ID, token)}}
+	return tools.Result{Output: map[string]any{"created": true, "taskId": redact.Scrub(answer.ID, token)}}
 }

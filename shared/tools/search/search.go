@@ -35,7 +35,7 @@ import (
 
 	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/llm"
-	"github.com/commonly/runtime/shared/textcap"
+	"github.com/commonly/runtime/shared/redact"
 	"github.com/commonly/runtime/shared/tools"
 )
 
@@ -236,4 +236,4 @@ func (t *Tool) present(hits []result, n int) map[string]any {
 	return m
 }
 
-func (t *Tool) scrub(s string) string { return textcap.Scrub(s, t.key) }
+func (t *Tool) scrub(s string) string { return redact.Scrub(s, t.key) }

@@ -1,0 +1,17 @@
+// Package awslocal holds, one package each, the local stand-ins for the
+// AWS services the runtime calls, so that the real SDK clients and the
+// real handlers run on a machine without an AWS account or Docker:
+//
+//   - dynamodblocal: DynamoDB's JSON API in process (patched minidyn),
+//     with Streams, the event source mapping to a handler, and TTL;
+//   - eventbridgelocal: EventBridge's PutEvents;
+//   - apigatewaylocal: API Gateway's HTTP API with its JWT authorizer,
+//     in front of the turn function's handler;
+//   - lambdalocal: Lambda's Invoke API for a function's asynchronous
+//     invocations of itself;
+//   - rie: the Lambda Runtime Interface Emulator running a bootstrap.
+//
+// The local stack (infra/local, `make run`), `make invoke` (infra/invoke),
+// the tests and the benchmarks all use these packages. None of them is
+// ever linked into a function's bootstrap.
+package awslocal

@@ -1,0 +1,102 @@
+package dynamodblocal
+
+import (
+	"fmt"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/truora/minidyn/server"
+)
+
+// stream is one table's DynamoDB stream, kept in memory: a single shard,
+// so the records of an item are in the order of its writes (DynamoDB keeps
+// an item's records in one shard too). Records are kept for the retention
+// period and up to a limit, the oldest dropped first.
+type stream struct {
+	table, arn, viewType, shardID string
+	retention                     time.Duration
+	limit                         int
+
+	mu    sync.Mutex
+	recs  []record // recs[i] has sequence number first+i
+	first uint64   // sequence number of recs[0] (or of the next record if none)
+	grew  chan struct{}
+}
+
+// record is a stream record as Lambda hands it to a function: JSON.
+type record struct {
+	seq     uint64
+	arrival time.Time
+	data    []byte
+}
+
+func newStream(table, arn, viewType string, cfg Config) *stream {
+	h := fnv.New32a()
+	h.Write([]byte(arn))
+	return &stream{
+		table: table, arn: arn, viewType: viewType,
+		shardID:   fmt.Sprintf("shardId-%020d-%08x", cfg.Clock.Now().UnixMilli(), h.Sum32()),
+		retention: cfg.StreamRetention, limit: cfg.StreamRecordLimit,
+		first: 1, grew: make(chan struct{}),
+	}
+}
+
+// append adds the records of the changes one write committed to this
+// stream, together: a reader sees all of them or none. The server calls it
+// in commit order (under minidyn's lock), so sequence numbers follow it.
+func (s *stream) append(changes []server.ItemChange, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range changes {
+		seq := s.first + uint64(len(s.recs))
+		s.recs = append(s.recs, record{seq: seq, arrival: at, data: recordJSON(ch, seq, at)})
+	}
+	s.trim(at)
+	close(s.grew)
+	s.grew = make(chan struct{})
+}
+
+// trim drops the records past retention and, over the limit, the oldest
+// tenth (so that dropping costs O(1) a record).
+func (s *stream) trim(now time.Time) {
+	drop := 0
+	for drop < len(s.recs) && now.Sub(s.recs[drop].arrival) > s.retention {
+		drop++
+	}
+	if len(s.recs)-drop > s.limit {
+		drop = len(s.recs) - s.limit + s.limit/10
+	}
+	if drop == 0 {
+		return
+	}
+	clear(s.recs[:drop])
+	s.recs = s.recs[drop:]
+	s.first += uint64(drop)
+}
+
+// read returns up to n records from sequence number pos on (from the
+// oldest kept if pos was trimmed), where it started, and a channel closed
+// when the stream grows.
+func (s *stream) read(pos uint64, n int) ([]record, uint64, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pos = max(pos, s.first)
+	i := min(int(pos-s.first), len(s.recs))
+	end := min(i+n, len(s.recs))
+	return append([]record(nil), s.recs[i:end]...), pos, s.grew
+}
+
+// latest is the sequence number the next record will have.
+func (s *stream) latest() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.first + uint64(len(s.recs))
+}
+
+// oldest is the sequence number of the oldest record kept.
+func (s *stream) oldest() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.first
+}

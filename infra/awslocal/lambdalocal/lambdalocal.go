@@ -1,0 +1,99 @@
+// Package lambdalocal is the local stand-in for the Lambda Invoke API
+// (REST JSON, POST /2015-03-31/functions/{name}/invocations) on loopback,
+// which the real SDK client reaches through AWS_ENDPOINT_URL_LAMBDA. An
+// asynchronous invocation (X-Amz-Invocation-Type: Event) of a known
+// function is accepted with 202 and queued; the caller takes the queue
+// and runs each as Lambda would run it, in an invocation of its own.
+// Other functions are not found; other invocation types are refused.
+// `make invoke` serves a turn's dispatch of itself with it.
+package lambdalocal
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/commonly/runtime/infra/awslocal/internal/loopback"
+)
+
+// EndpointVar is the SDK's standard variable for Lambda's endpoint.
+const EndpointVar = "AWS_ENDPOINT_URL_LAMBDA"
+
+// maxAsyncPayload is Lambda's limit on an asynchronous invocation's payload.
+const maxAsyncPayload = 256 * 1024
+
+// Invocation is an Invoke of type Event that was accepted.
+type Invocation struct {
+	Function string
+	Payload  []byte
+}
+
+// Server is a running stand-in.
+type Server struct {
+	URL   string
+	names []string // the known function's names (name, ARN)
+	http  *loopback.Server
+	mu    sync.Mutex
+	queue []Invocation
+}
+
+// Start serves on a free loopback port; names are the names by which the
+// one known function is invoked (its name, its ARN).
+func Start(names ...string) (*Server, error) {
+	s := &Server{names: names}
+	srv, err := loopback.Serve("127.0.0.1:0", s)
+	if err != nil {
+		return nil, fmt.Errorf("lambda stand-in: %w", err)
+	}
+	s.http, s.URL = srv, srv.URL
+	return s, nil
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/2015-03-31/functions/")
+	name, ok2 := strings.CutSuffix(rest, "/invocations")
+	if r.Method != http.MethodPost || !ok || !ok2 {
+		lambdaError(w, http.StatusBadRequest, "InvalidRequestContentException", "only Invoke is served by the local Lambda")
+		return
+	}
+	if !slices.Contains(s.names, name) {
+		lambdaError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+name+" (the local Lambda runs one function)")
+		return
+	}
+	if t := r.Header.Get("X-Amz-Invocation-Type"); t != "Event" {
+		lambdaError(w, http.StatusBadRequest, "InvalidRequestContentException", "the local Lambda serves asynchronous (Event) invocations only, not "+t)
+		return
+	}
+	payload, err := io.ReadAll(io.LimitReader(r.Body, maxAsyncPayload+1))
+	if err != nil || len(payload) > maxAsyncPayload {
+		lambdaError(w, http.StatusRequestEntityTooLarge, "RequestTooLargeException", "an asynchronous payload is at most 256 KB")
+		return
+	}
+	s.mu.Lock()
+	s.queue = append(s.queue, Invocation{Function: name, Payload: payload})
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// Take returns the queued invocations and empties the queue.
+func (s *Server) Take() []Invocation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queue
+	s.queue = nil
+	return q
+}
+
+// Close stops the server.
+func (s *Server) Close() error { return s.http.Close() }
+
+func lambdaError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Amzn-ErrorType", typ)
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"Type": "User", "message": msg})
+}

@@ -1,0 +1,130 @@
+// Package rie runs a Lambda function's bootstrap under the AWS Lambda
+// Runtime Interface Emulator, as `sam local invoke` does inside its
+// container, and invokes it: the functions' emulator tests, `make
+// invoke` and the benchmarks' cold starts use it.
+package rie
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"os/exec"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/commonly/runtime/shared/syncbuf"
+)
+
+// Emulator is a bootstrap running under the emulator.
+type Emulator struct {
+	// URL is the emulator's invocations endpoint.
+	URL string
+	// Started is the time just before the emulator was started: the
+	// origin of a cold start's measure.
+	Started time.Time
+	cmd     *exec.Cmd
+	out     syncbuf.Buffer
+}
+
+// Start runs bootstrap under the emulator binary bin on free loopback
+// ports, with exactly the environment env ("K=V"; nothing is inherited).
+// What the emulator and the function write is kept (Output) and, when
+// logs is not nil, copied to logs as it comes.
+func Start(bin, bootstrap string, env []string, logs io.Writer) (*Emulator, error) {
+	addr, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	apiAddr, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	e := &Emulator{URL: "http://" + addr + "/2015-03-31/functions/function/invocations"}
+	e.cmd = exec.Command(bin, "--runtime-interface-emulator-address", addr, "--runtime-api-address", apiAddr, bootstrap)
+	e.cmd.Env = env
+	var out io.Writer = &e.out
+	if logs != nil {
+		out = io.MultiWriter(&e.out, logs)
+	}
+	e.cmd.Stdout, e.cmd.Stderr = out, out
+	// A process group of its own, so that Close ends the bootstrap (the
+	// emulator's child) with it.
+	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	e.Started = time.Now()
+	if err := e.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the emulator %s: %w", bin, err)
+	}
+	return e, nil
+}
+
+// Invoke sends one event and returns the function's response: its
+// result, or the error document of a function error (errorType), which
+// the emulator answers with 200 as Lambda does. The first call waits for
+// the emulator to listen, up to ten seconds.
+func (e *Emulator) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(payload))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err == nil && resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("invoke: %d %s", resp.StatusCode, body)
+			}
+			return body, err
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("invoke: %w", err)
+		}
+		time.Sleep(20 * time.Millisecond) // the emulator is still starting
+	}
+}
+
+// Output is what the emulator and the function wrote so far.
+func (e *Emulator) Output() string { return e.out.String() }
+
+// Close stops the emulator and the function.
+func (e *Emulator) Close() error {
+	err := syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
+	var exit *exec.ExitError
+	if werr := e.cmd.Wait(); werr != nil && !errors.As(werr, &exit) {
+		err = errors.Join(err, werr)
+	}
+	return err
+}
+
+// Env is a bootstrap's whole environment: a minimal PATH, HOME, and the
+// variables of each map in turn (later maps win), sorted.
+func Env(home string, vars ...map[string]string) []string {
+	all := map[string]string{"PATH": "/usr/bin:/bin", "HOME": home}
+	for _, m := range vars {
+		maps.Copy(all, m)
+	}
+	env := make([]string, 0, len(all))
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		env = append(env, k+"="+all[k])
+	}
+	return env
+}
+
+// FreeAddr is a loopback address with a port free at the time of the
+// call, for a process that takes its address as a flag.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}

@@ -1,0 +1,108 @@
+// Package ledgertest feeds the real ledger from the embedded DynamoDB's
+// runs stream, as the alarm function fed by Lambda's event source mapping
+// does in AWS: for the tests of whoever writes runs (the worker, the
+// reaper) that check a run's cost reaches the user's day. It is test
+// support: it imports the local DynamoDB and the Lambda event types,
+// which the domain's own packages never do (shared/imports_test.go).
+package ledgertest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/shared/ledger"
+	"github.com/commonly/runtime/shared/runs"
+)
+
+// Threshold is the spend alarm's, $2: no test that uses Feed reaches it.
+const Threshold = 2_000_000
+
+// Feed subscribes the ledger, on st, to db's stream of
+// runsTable until the test ends, and returns a channel told the id of each
+// run whose record with status has been counted (its batch handled).
+// Any spend alarm fails the test. A redelivery nobody waits for is
+// dropped, never blocking the stream.
+func Feed(t testing.TB, db *dynamodblocal.Server, runsTable string, st ledger.Store, now func() time.Time, status runs.Status) <-chan string {
+	t.Helper()
+	l, err := ledger.New(ledger.Config{Store: st, Publisher: noAlarms{t}, Threshold: Threshold, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := make(chan string, 64)
+	stop, err := db.Subscribe(context.Background(), runsTable, func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		records := make([]ledger.Record, len(ev.Records))
+		for i, r := range ev.Records {
+			records[i] = ledger.Record{Seq: r.Change.SequenceNumber, Op: ledger.Op(r.EventName), New: image(r.Change.NewImage), Old: image(r.Change.OldImage)}
+		}
+		res := l.Process(ctx, records)
+		resp := events.DynamoDBEventResponse{}
+		for _, seq := range res.Failed {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seq})
+		}
+		for _, rec := range ev.Records {
+			if s := rec.Change.NewImage["status"]; s.DataType() == events.DataTypeString && s.String() == string(status) {
+				select {
+				case counted <- rec.Change.NewImage["runId"].String():
+				default:
+				}
+			}
+		}
+		return resp, nil
+	}, dynamodblocal.MappingConfig{ReportBatchItemFailures: true, FunctionName: "AlarmFunction"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return counted
+}
+
+// Wait returns once every id has come on counted, and fails the test if
+// one has not within 10 s (a guard, not a synchronisation: the channel
+// is told as soon as the ledger has counted).
+func Wait(t testing.TB, counted <-chan string, ids ...string) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	for len(want) > 0 {
+		select {
+		case id := <-counted:
+			delete(want, id)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the ledger never counted %v", want)
+		}
+	}
+}
+
+// noAlarms is the alarm function's bus, on which nothing may arrive.
+type noAlarms struct{ t testing.TB }
+
+func (p noAlarms) Publish(_ context.Context, alarms []ledger.Alarm) []error {
+	p.t.Errorf("unexpected spend alarms: %+v", alarms)
+	return make([]error, len(alarms))
+}
+
+// image converts the attributes the ledger reads (ledger.ImageAttributes:
+// strings and numbers) from the stream record; the alarm function's
+// translation of every attribute type is its own (functions/alarm/handler).
+func image(img map[string]events.DynamoDBAttributeValue) map[string]types.AttributeValue {
+	if img == nil {
+		return nil
+	}
+	out := make(map[string]types.AttributeValue, len(ledger.ImageAttributes))
+	for _, name := range ledger.ImageAttributes {
+		switch v := img[name]; v.DataType() {
+		case events.DataTypeString:
+			out[name] = &types.AttributeValueMemberS{Value: v.String()}
+		case events.DataTypeNumber:
+			out[name] = &types.AttributeValueMemberN{Value: v.Number()}
+		}
+	}
+	return out
+}

@@ -1,0 +1,224 @@
+package redact
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+)
+
+// Redacted replaces a credential an upstream echoed back.
+const Redacted = "[redacted]"
+
+// MinPiece is the shortest run of a secret's characters that is redacted
+// wherever it appears. A key's identifying part is its random part, about
+// 6 bits a character: 6 characters (36 bits) tell one key from any other
+// a deployment will see, while shorter runs (a provider's "sk-" or "e2b_"
+// prefix and a few characters) are what people write anyway. A secret
+// shorter than MinPiece is redacted only whole.
+const MinPiece = 6
+
+// encodedPiece is the shortest run of a secret's encoded form (base64,
+// hex) that is redacted: 8 characters stand for 6 bytes of base64 and 4 of
+// hex, long enough not to be found by chance in ids and hashes.
+const encodedPiece = 8
+
+// Scrubber removes configured secrets from text an upstream sent back,
+// before it is logged or shown: every copy of a secret and every piece of
+// one that could identify it, in the forms an upstream echoes: as it is,
+// in any letter case, URL- or JSON-escaped, base64 (standard or URL
+// alphabet, at any byte offset, so inside a larger encoded value such as
+// a Basic credential too) and hex. Build it once (NewScrubber) and use it
+// from any goroutine: it is read only.
+type Scrubber struct {
+	// raw and enc hold every MinPiece- and encodedPiece-long window of
+	// the secrets' forms, ASCII-lowercased and packed into a uint64.
+	raw, enc map[uint64]struct{}
+	// short are the lowercased forms of secrets shorter than MinPiece,
+	// redacted only whole.
+	short []string
+}
+
+// NewScrubber builds a scrubber for secrets; empty ones are ignored.
+func NewScrubber(secrets ...string) *Scrubber {
+	s := &Scrubber{raw: map[uint64]struct{}{}, enc: map[uint64]struct{}{}}
+	for _, secret := range secrets {
+		if secret == "" {
+			continue
+		}
+		for _, f := range plainForms(secret) {
+			if len(f) < MinPiece {
+				s.short = append(s.short, lowerASCII(f))
+				continue
+			}
+			addWindows(s.raw, f, MinPiece)
+		}
+		if len(secret) < MinPiece {
+			continue
+		}
+		for _, f := range encodedForms(secret) {
+			addWindows(s.enc, f, encodedPiece)
+		}
+	}
+	return s
+}
+
+// plainForms are a secret as text may carry it: as it is and escaped.
+func plainForms(secret string) []string {
+	forms := []string{secret, url.QueryEscape(secret), url.PathEscape(secret)}
+	if b, err := json.Marshal(secret); err == nil {
+		forms = append(forms, strings.Trim(string(b), `"`))
+	}
+	return forms
+}
+
+// encodedForms are a secret's base64 and hex encodings. Base64 encodes
+// three bytes in four characters, so a secret inside a larger value comes
+// out differently at each of the three byte offsets: each is encoded
+// after 0, 1 or 2 bytes, and the characters that mix in those bytes or
+// the next ones are left out.
+func encodedForms(secret string) []string {
+	forms := []string{hex.EncodeToString([]byte(secret))}
+	for offset := range 3 {
+		b := append(make([]byte, offset), secret...)
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			f := enc.EncodeToString(b)
+			f = f[(8*offset+5)/6:] // characters whose bits are all the secret's
+			if len(b)%3 != 0 {
+				f = f[:len(f)-1] // the last one shares its bits with what follows
+			}
+			forms = append(forms, f)
+		}
+	}
+	return forms
+}
+
+func addWindows(set map[uint64]struct{}, form string, n int) {
+	for i := 0; i+n <= len(form); i++ {
+		set[pack(form[i:i+n])] = struct{}{}
+	}
+}
+
+// pack is up to 8 bytes, ASCII-lowercased, as one number.
+func pack(s string) uint64 {
+	var k uint64
+	for i := range len(s) {
+		k = k<<8 | uint64(lowerByte(s[i]))
+	}
+	return k
+}
+
+func lowerByte(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}
+
+// lowerASCII lowercases A-Z only, so byte offsets stay those of s.
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i := range b {
+		b[i] = lowerByte(b[i])
+	}
+	return string(b)
+}
+
+// Empty reports whether the scrubber holds no secret.
+func (s *Scrubber) Empty() bool {
+	return s == nil || len(s.raw) == 0 && len(s.enc) == 0 && len(s.short) == 0
+}
+
+// Scrub returns text with every run of characters that belongs to a
+// secret replaced by Redacted (adjacent runs become one).
+func (s *Scrubber) Scrub(text string) string {
+	if s.Empty() || len(text) == 0 {
+		return text
+	}
+	var covered []bool
+	mark := func(from, to int) {
+		if covered == nil {
+			covered = make([]bool, len(text))
+		}
+		for i := from; i < to; i++ {
+			covered[i] = true
+		}
+	}
+	const mask6 = 1<<(8*MinPiece) - 1
+	var k uint64
+	for i := range len(text) {
+		k = k<<8 | uint64(lowerByte(text[i]))
+		if i+1 >= MinPiece {
+			if _, ok := s.raw[k&mask6]; ok {
+				mark(i+1-MinPiece, i+1)
+			}
+		}
+		if i+1 >= encodedPiece {
+			if _, ok := s.enc[k]; ok {
+				mark(i+1-encodedPiece, i+1)
+			}
+		}
+	}
+	if len(s.short) > 0 {
+		lower := lowerASCII(text)
+		for _, f := range s.short {
+			for from := 0; ; {
+				j := strings.Index(lower[from:], f)
+				if j < 0 {
+					break
+				}
+				mark(from+j, from+j+len(f))
+				from += j + len(f)
+			}
+		}
+	}
+	if covered == nil {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	for i := 0; i < len(text); {
+		if !covered[i] {
+			b.WriteByte(text[i])
+			i++
+			continue
+		}
+		b.WriteString(Redacted)
+		for i < len(text) && covered[i] {
+			i++
+		}
+	}
+	out := b.String()
+	if !utf8.ValidString(out) && utf8.ValidString(text) {
+		// A piece cut a character of the text in two: drop its halves.
+		out = strings.ToValidUTF8(out, "")
+	}
+	return out
+}
+
+// last is the scrubber of the latest Scrub call's secret: a tool scrubs
+// many fields with the same brokered token in a row.
+var last atomic.Pointer[secretScrubber]
+
+type secretScrubber struct {
+	secret string
+	s      *Scrubber
+}
+
+// Scrub removes a secret from text an upstream sent back (a service, or
+// someone's message, could echo it, and the model must never see it): as
+// a Scrubber does, every copy and identifying piece of it, in every form.
+func Scrub(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	c := last.Load()
+	if c == nil || c.secret != secret {
+		c = &secretScrubber{secret: secret, s: NewScrubber(secret)}
+		last.Store(c)
+	}
+	return c.s.Scrub(s)
+}

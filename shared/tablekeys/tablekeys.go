@@ -1,0 +1,165 @@
+// Package tablekeys builds every DynamoDB key the runtime uses, so the layout
+// of the tables is written down in one place.
+//
+// The state table (STATE_TABLE) has a composite key pk/sk:
+//
+//	install          INSTALL#<installId>        INSTALL
+//	user plan        USER#<userId>              PLAN
+//	daily usage      USER#<userId>              DAY#<yyyy-mm-dd>
+//	cost ledger      USER#<userId>              LEDGER#<yyyy-mm-dd>
+//	idempotency key  IDEM#<callerId>#<installId>#<sha256(key)>  IDEM
+//	sandbox          SANDBOX#<sandboxId>        SANDBOX
+//
+// Live sandboxes are also indexed on the sparse GSI "live" (gsi1pk =
+// "SANDBOX#live", gsi1sk = expiresAt RFC 3339) so the reaper can query the
+// expired ones without a scan, and every sandbox record on the GSI
+// "runSandboxes" (runId, sandboxId: the record's own attributes; no other
+// item has both) so a run's sandboxes are one Query.
+//
+// The runs table (RUNS_TABLE) holds one AgentRun per item under runId; its
+// stream feeds the cost alarm. Open runs (queued or running) are also on
+// the sparse GSI "open" (openPk = "RUN#open", openSince = createdAt, see
+// OpenSort), keys only: every write of an open run carries the two
+// attributes and every final write leaves them out, so the index holds
+// exactly the open runs and the reaper finds the abandoned ones, oldest
+// first, without a scan.
+//
+// Both tables expire items through DynamoDB's TTL on the attribute TTL
+// (epoch seconds): idempotency records a day after they were made, sandbox
+// records a day after their lifetime, runs, daily usage and cost ledgers
+// Retention after their day. Plans and installs never expire.
+package tablekeys
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/commonly/runtime/shared/utcday"
+)
+
+// Attribute names of the state table's keys and index.
+const (
+	PK        = "pk"
+	SK        = "sk"
+	GSI1PK    = "gsi1pk"
+	GSI1SK    = "gsi1sk"
+	LiveIndex = "live"
+	RunID     = "runId"
+	// SandboxID is a sandbox record's id attribute, the sort key of
+	// RunSandboxesIndex (hash RunID).
+	SandboxID         = "sandboxId"
+	RunSandboxesIndex = "runSandboxes"
+	// TTL is the attribute both tables' time to live reads (epoch seconds).
+	TTL          = "ttl"
+	LiveValue    = "SANDBOX#live"
+	skInstall    = "INSTALL"
+	skPlan       = "PLAN"
+	skIdem       = "IDEM"
+	skSandbox    = "SANDBOX"
+	dayPrefix    = "DAY#"
+	ledgerPrefix = "LEDGER#"
+	userPrefix   = "USER#"
+)
+
+// Retention is how long runs, daily usage and ledgers are kept after their UTC day:
+// long enough for support and the monthly invoice, short enough that user
+// messages do not linger.
+const Retention = 90 * 24 * time.Hour
+
+// ExpiresAfterDay is the TTL value of an item kept Retention after the end
+// of the UTC day t falls on (a run's admission, a usage counter's day).
+func ExpiresAfterDay(t time.Time) int64 {
+	return utcday.ResetsAt(t).Add(Retention).Unix()
+}
+
+// Key is a composite state-table key.
+type Key struct {
+	PK string
+	SK string
+}
+
+// Install is the key of a hosted install.
+func Install(installID string) Key { return Key{"INSTALL#" + installID, skInstall} }
+
+// Plan is the key of a user's plan.
+func Plan(userID string) Key { return Key{userPrefix + userID, skPlan} }
+
+// Usage is the key of a user's counters for the UTC day t falls on.
+func Usage(userID string, t time.Time) Key { return UsageOnDay(userID, utcday.Of(t)) }
+
+// UsageOnDay is the key of a user's counters for a day already computed
+// with utcday.Of (the day recorded on a run).
+func UsageOnDay(userID, day string) Key { return Key{userPrefix + userID, dayPrefix + day} }
+
+// Ledger is the key of the alarm function's cost ledger of a user's UTC
+// day (a day computed with utcday.Of, the day recorded on a run): which
+// runs' costs that day's usage counts, so a stream record is counted once.
+func Ledger(userID, day string) Key { return Key{userPrefix + userID, ledgerPrefix + day} }
+
+// Idempotency is the key of an Idempotency-Key record. The key is scoped
+// to the caller and the install, so two callers cannot collide, and it is
+// hashed so a client's key (any bytes, any length) always fits.
+func Idempotency(callerID, installID, clientKey string) Key {
+	sum := sha256.Sum256([]byte(clientKey))
+	return Key{"IDEM#" + callerID + "#" + installID + "#" + hex.EncodeToString(sum[:]), skIdem}
+}
+
+// Sandbox is the key of a sandbox record.
+func Sandbox(sandboxID string) Key { return Key{"SANDBOX#" + sandboxID, skSandbox} }
+
+// LiveSort is the sort value of a live sandbox on the live index: its
+// expiry, in a form that sorts chronologically as a string.
+func LiveSort(expiresAt time.Time) string { return expiresAt.UTC().Format(sortLayout) }
+
+// Attribute names and the partition value of the runs table's open-runs
+// index. One partition: an open run costs the index two writes (its
+// admission and its final write; KEYS_ONLY, so claims and checkpoints
+// cost none), well under a partition's 1,000 writes a second at any
+// turn rate the daily ceilings allow.
+const (
+	OpenIndex = "open"
+	OpenPK    = "openPk"
+	OpenSK    = "openSince"
+	OpenValue = "RUN#open"
+)
+
+// OpenSort is the sort value of an open run on the open index: its
+// admission time, in a form that sorts chronologically as a string (a
+// run's createdAt attribute is RFC 3339 with trimmed fractions, which
+// does not).
+func OpenSort(createdAt time.Time) string { return createdAt.UTC().Format(sortLayout) }
+
+// ParseSort reads back a LiveSort or OpenSort value.
+func ParseSort(v string) (time.Time, error) { return time.Parse(sortLayout, v) }
+
+// sortLayout is fixed-width so that string order is time order (RFC 3339
+// with trimmed fractions is not).
+const sortLayout = "2006-01-02T15:04:05.000000000Z"
+
+// MaxIDBytes bounds an id: DynamoDB allows far longer keys, and no id the
+// Commonly backend makes comes near it.
+const MaxIDBytes = 128
+
+// IDRule says, for an error message, what ValidID accepts.
+const IDRule = "must be 1-128 bytes of UTF-8, not '.' or '..', without '#' or control, format or bidirectional characters"
+
+// ValidID reports whether an identifier taken from a path or a body can be
+// used inside a key and shown back safely: 1 to MaxIDBytes bytes of valid
+// UTF-8 (DynamoDB refuses anything else in a key, which would reach the
+// caller as a 503 instead of a 400), not "." or ".." (ids become URL path
+// segments), free of the '#' separator, so no id can forge another key,
+// and of control characters, format characters (bidirectional overrides
+// and isolates, zero-width characters, the BOM) and line or paragraph
+// separators, which would make an id read as another in a log or a UI.
+func ValidID(id string) bool {
+	if id == "" || len(id) > MaxIDBytes || id == "." || id == ".." || !utf8.ValidString(id) {
+		return false
+	}
+	return !strings.ContainsFunc(id, func(r rune) bool {
+		return r == '#' || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp)
+	})
+}
