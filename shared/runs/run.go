@@ -41,8 +41,8 @@ const (
 	ErrSandbox          ErrorKind = "sandbox_error"
 	ErrInterrupted      ErrorKind = "interrupted"
 	ErrUnknown          ErrorKind = "unknown"
-	// ErrBudget is the money bound (TURN_MAX_USD); DEVELOPERS.md gives each
-	// bound its own kind.
+	// ErrBudget is the money bound (TURN_MAX_USD); docs/native-loop.md,
+	// "Budget, per turn", gives each bound its own kind.
 	ErrBudget ErrorKind = "budget_cap"
 )
 

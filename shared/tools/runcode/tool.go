@@ -19,7 +19,7 @@ import (
 // Name is the tool's name as the model sees it.
 const Name = "commonly_run_code"
 
-// Defaults of Config: the per-turn limits DEVELOPERS.md sets.
+// Defaults of Config: the per-turn limits of docs/native-loop.md, "Code execution".
 const (
 	DefaultRunTimeout     = 30 * time.Second
 	DefaultMaxRuns        = 5
