@@ -26,7 +26,7 @@ func TestDigestOf(t *testing.T) {
 		"open": {CostMicros: 40, Seq: "1"},
 		"ok": {CostMicros: 1_000, Seq: "2", Facts: &Facts{Engine: "native", Plan: "free", Model: 900, Input: 500, Cached: 100, Output: 300, Search: 100,
 			TokensIn: 2_000, TokensCached: 500, TokensOut: 100, DurationMs: 3_000, CodeRuns: 2}},
-		"failed": {CostMicros: 250, Seq: "3", Facts: &Facts{Engine: "durable-object", Plan: "free", Kind: "llm_error", Model: 250, TokensIn: 10, DurationMs: 40}},
+		"failed":   {CostMicros: 250, Seq: "3", Facts: &Facts{Engine: "durable-object", Plan: "free", Kind: "llm_error", Model: 250, TokensIn: 10, DurationMs: 40}},
 		"refunded": {CostMicros: 0, Seq: "4", Facts: &Facts{Engine: "native", Plan: "free", Kind: "config", Refunded: true}},
 	}}
 	d := DigestOf(b)
