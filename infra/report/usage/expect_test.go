@@ -20,11 +20,23 @@ type want struct {
 	maxCost, maxUserDay         money.Micros
 	atFreeCeiling               int64
 	charged                     map[string]int64
+	plan                        map[string]string
+}
+
+// userDaysByPlan counts the user-days of each plan.
+func (w want) userDaysByPlan() map[string]int64 {
+	out := map[string]int64{}
+	for u := range w.userDays {
+		out[w.plan[u]]++
+	}
+	return out
 }
 
 func expect(d *dayOfRuns) want {
 	w := want{userDays: map[string]money.Micros{}, byEngine: map[string]int64{}, byPlan: map[string]int64{}, errors: map[string]int64{}, charged: map[string]int64{}}
 	plan := map[string]string{}
+	w.plan = plan
+	w.plan = plan
 	for _, r := range d.runs {
 		w.userDays[r.UserID] += r.CostMicros
 		w.turns++

@@ -151,7 +151,7 @@ func (m marker) bucket(linear bool) int {
 }
 
 func open(b *strings.Builder, id string, total int64) {
-	fmt.Fprintf(b, `<svg id="%s" class="chart" data-total="%d" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img" xmlns="http://www.w3.org/2000/svg">`,
+	fmt.Fprintf(b, `<svg id="%s" class="chart" data-total="%d" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img">`,
 		esc(id), total, chartW, chartH, chartW, chartH)
 }
 
