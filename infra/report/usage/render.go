@@ -23,9 +23,10 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"micros": func(v int64) string { return usd(money.Micros(v)) },
 }).Parse(pageTemplate))
 
-// usd shows an amount to a hundredth of a cent, or exactly below that.
+// usd shows an amount to a hundredth of a cent, or exactly (to the
+// micro-dollar) below a cent, where turns' costs mostly are.
 func usd(m money.Micros) string {
-	if m != 0 && m < 100 && m > -100 {
+	if m < 10_000 && m > -10_000 {
 		return m.String()
 	}
 	return fmt.Sprintf("$%.4f", float64(m)/1e6)
