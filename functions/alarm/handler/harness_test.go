@@ -15,13 +15,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go/middleware"
 
 	"github.com/commonly/runtime/functions/alarm/app"
 	"github.com/commonly/runtime/functions/alarm/handler"
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
 	"github.com/commonly/runtime/shared/metrics"
@@ -62,7 +61,7 @@ func newHarness(t *testing.T, env map[string]string) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = bus.Close() })
-	hs := &harness{t: t, bus: bus, calls: &callCounter{ops: map[string]int{}}, now: time.Date(2026, 12, 2, 23, 0, 0, 0, time.UTC)}
+	hs := &harness{t: t, bus: bus, calls: &callCounter{}, now: time.Date(2026, 12, 2, 23, 0, 0, 0, time.UTC)}
 	hs.db = srv.Client(hs.calls.option())
 	hs.raw = srv.Client()
 	if hs.store, err = store.New(store.Config{DB: hs.raw, Tables: harnessTables}); err != nil {
@@ -187,32 +186,22 @@ func failures(resp events.DynamoDBEventResponse) []string {
 	return out
 }
 
-// callCounter counts DynamoDB calls by operation, once per call the code
-// makes (the SDK's own retries are not counted again).
-type callCounter struct {
-	mu  sync.Mutex
-	ops map[string]int
-}
+// callCounter records the function's AWS calls (awscalls, on its
+// clients) and counts its DynamoDB calls by operation, once per call the
+// code makes (the SDK's own retries are not counted again).
+type callCounter struct{ rec awscalls.Recorder }
 
 func (c *callCounter) option() func(*dynamodb.Options) {
-	return func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("CountCalls",
-				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-					c.mu.Lock()
-					c.ops[awsmiddleware.GetOperationName(ctx)]++
-					c.mu.Unlock()
-					return next.HandleInitialize(ctx, in)
-				}), middleware.Before)
-		})
-	}
+	return func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, c.rec.APIOption) }
 }
 
-// take returns the calls since the last take.
+// take returns the DynamoDB calls since the last take, by operation.
 func (c *callCounter) take() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := c.ops
-	c.ops = map[string]int{}
-	return out
+	var dynamo []awscalls.Call
+	for _, call := range c.rec.Take() {
+		if call.Service == "dynamodb" {
+			dynamo = append(dynamo, call)
+		}
+	}
+	return awscalls.Count(dynamo)
 }
