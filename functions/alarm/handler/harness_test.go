@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/commonly/runtime/functions/alarm/app"
 	"github.com/commonly/runtime/functions/alarm/handler"
@@ -81,7 +82,9 @@ func newHarness(t *testing.T, env map[string]string) *harness {
 		t.Fatal(err)
 	}
 	hs.h, err = app.Build(cfg, app.Deps{
-		Dynamo: hs.db, EventBridge: bus.Client(), Now: now,
+		Dynamo: hs.db, EventBridge: eventbridge.New(bus.Client().Options(), func(o *eventbridge.Options) {
+			o.APIOptions = append(o.APIOptions, awscalls.Middleware(hs.calls.record))
+		}), Now: now,
 		Log:     slog.New(slog.NewJSONHandler(&hs.logs, nil)),
 		Metrics: emf,
 	})
@@ -191,8 +194,14 @@ func failures(resp events.DynamoDBEventResponse) []string {
 // code makes (the SDK's own retries are not counted again).
 type callCounter struct{ rec awscalls.Recorder }
 
+// record keeps a call for take and for the package's recording.
+func (c *callCounter) record(call awscalls.Call) {
+	c.rec.Record(call)
+	recorded.Record(call)
+}
+
 func (c *callCounter) option() func(*dynamodb.Options) {
-	return func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, c.rec.APIOption) }
+	return func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, awscalls.Middleware(c.record)) }
 }
 
 // take returns the DynamoDB calls since the last take, by operation.
