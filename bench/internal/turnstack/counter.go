@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -20,9 +21,25 @@ import (
 // store makes (the SDK's own retries of one call are not counted again;
 // the store's retries of a conflicted transaction are new calls, and are).
 type Counter struct {
-	mu  sync.Mutex
-	ops map[string]int64
+	mu      sync.Mutex
+	ops     map[string]int64
+	observe func(context.Context, Observed)
 }
+
+// Observed is one counted call as the middleware saw it: for a caller
+// that accounts for more than the operation (the load run's tables and
+// write units, bench/internal/load).
+type Observed struct {
+	Op      string
+	Input   any // the operation's input, e.g. *dynamodb.PutItemInput
+	Output  any // its output; nil when it failed
+	Err     error
+	Started time.Time
+}
+
+// Observe calls fn after each counted call returns, with the call's
+// context; set it before the client is used.
+func (c *Counter) Observe(fn func(context.Context, Observed)) { c.observe = fn }
 
 // NewCounter returns an empty counter.
 func NewCounter() *Counter { return &Counter{ops: map[string]int64{}} }
@@ -34,8 +51,15 @@ func (c *Counter) Option() func(*dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("BenchCountCalls",
 				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-					c.add(awsmiddleware.GetOperationName(ctx))
-					return next.HandleInitialize(ctx, in)
+					op := awsmiddleware.GetOperationName(ctx)
+					c.add(op)
+					if c.observe == nil {
+						return next.HandleInitialize(ctx, in)
+					}
+					started := time.Now()
+					out, md, err := next.HandleInitialize(ctx, in)
+					c.observe(ctx, Observed{Op: op, Input: in.Parameters, Output: out.Result, Err: err, Started: started})
+					return out, md, err
 				}), middleware.Before)
 		})
 	}
