@@ -236,6 +236,19 @@ func (f *Fake) Sandbox(id string) (Info, bool) {
 	}, true
 }
 
+// Sandboxes lists the live sandboxes (after expiry at the current
+// clock), in no order.
+func (f *Fake) Sandboxes() []Info {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sweep()
+	out := make([]Info, 0, len(f.sandboxes))
+	for _, s := range f.sandboxes {
+		out = append(out, Info{ID: s.id, State: stateRunning, StartedAt: s.startedAt, EndAt: s.endAt, Metadata: maps.Clone(s.metadata), Executions: s.executions})
+	}
+	return out
+}
+
 // Alive counts live sandboxes (after expiry at the current clock).
 func (f *Fake) Alive() int {
 	f.mu.Lock()

@@ -43,3 +43,19 @@ func TestSleepEndsWhenTheClientGoes(t *testing.T) {
 		t.Fatal("Sleep did not return when the client went away")
 	}
 }
+
+// Sandboxes lists the live ones: a killed or expired sandbox is not listed.
+func TestSandboxesListsTheLiveOnes(t *testing.T) {
+	f := Start(t)
+	clock := NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	f.SetClock(clock.Now)
+	keep := f.Seed(Seeded{StartedAt: clock.Now(), EndAt: clock.Now().Add(time.Hour), Metadata: map[string]string{"stage": "s"}})
+	f.Seed(Seeded{StartedAt: clock.Now()})
+	gone := f.Seed(Seeded{StartedAt: clock.Now(), EndAt: clock.Now().Add(time.Hour)})
+	f.Vanish(gone)
+	clock.Advance(181 * time.Second)
+	got := f.Sandboxes()
+	if len(got) != 1 || got[0].ID != keep || got[0].Metadata["stage"] != "s" {
+		t.Errorf("Sandboxes = %+v", got)
+	}
+}
