@@ -136,7 +136,9 @@ func updateWrite(table string, key map[string]types.AttributeValue, expr *string
 	}
 	w := write{table: table, key: key, size: itemSize(key) + itemSize(values), present: map[string]bool{}, absent: map[string]bool{}}
 	clause := ""
-	for _, tok := range strings.FieldsFunc(aws.ToString(expr), func(r rune) bool { return r == ' ' || r == ',' || r == '=' || r == '(' || r == ')' || r == '+' || r == '-' }) {
+	for _, tok := range strings.FieldsFunc(aws.ToString(expr), func(r rune) bool {
+		return r == ' ' || r == ',' || r == '=' || r == '(' || r == ')' || r == '+' || r == '-'
+	}) {
 		switch strings.ToUpper(tok) {
 		case "SET", "REMOVE", "ADD", "DELETE":
 			clause = strings.ToUpper(tok)
