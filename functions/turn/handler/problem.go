@@ -36,7 +36,7 @@ type Problem struct {
 	// cap, exact dollars, with its micro-dollars.
 	Reserved       json.Number `json:"reserved,omitempty"`
 	ReservedMicros *int64      `json:"reservedMicros,omitempty"`
-	ResetsAt    string      `json:"resetsAt,omitempty"`
+	ResetsAt       string      `json:"resetsAt,omitempty"`
 
 	// retryAfter is the Retry-After header's seconds, when there is one.
 	retryAfter int64

@@ -20,7 +20,6 @@ func TestReservationIsShownAndReleased(t *testing.T) {
 	}})
 	e.install(t, "inst-1", "user-1", nil)
 	// The default turn bound, $0.25, then what the day has left, $0.15.
-	ids := []string{}
 	for _, want := range []float64{250_000, 150_000} {
 		resp := e.turn(t, "inst-1", "user-1", "hello", "")
 		acc := decode[map[string]any](t, resp.Body)
@@ -28,7 +27,6 @@ func TestReservationIsShownAndReleased(t *testing.T) {
 			t.Fatalf("submit: %d %s", resp.StatusCode, resp.Body)
 		}
 		id := acc["runId"].(string)
-		ids = append(ids, id)
 		run := decode[map[string]any](t, e.do(t, withParam(event(t, "get-run.json"), "runId", id)).Body)
 		if run["reservedMicros"] != want {
 			t.Errorf("run %s reservedMicros %v, want %v", id, run["reservedMicros"], want)
