@@ -139,4 +139,3 @@ func (tr *turn) meteredFits(t tools.Tool) (string, bool) {
 	}
 	return "", true
 }
-
