@@ -114,6 +114,9 @@ type TurnInput struct {
 	// that write a turn costs one store call per model call. Optional; a
 	// failed checkpoint is logged and the turn goes on.
 	Checkpoint func(ctx context.Context, r *runs.Run) error
+	// Events receives the turn's events as they happen (events.go);
+	// optional.
+	Events runs.Recorder
 }
 
 // TurnResult is what the caller needs beyond the run itself.
@@ -174,6 +177,8 @@ type turn struct {
 	// posted is set when a tool posted to the pod in this turn, so the
 	// final answer is not posted a second time.
 	posted bool
+	// sandboxSeen are the sandboxes announced by a sandbox.created event.
+	sandboxSeen map[string]bool
 }
 
 func (l *Loop) newTurn(t TurnInput) *turn {

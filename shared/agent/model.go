@@ -47,6 +47,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error) {
 	prompt := tr.promptEstimate()
 	callCtx, cancel := context.WithTimeout(ctx, tr.budget.remaining(started))
 	defer cancel()
+	tr.emit(runs.ModelStarted{Step: index, Model: tr.model})
 	resp, err := tr.l.Model.Complete(callCtx, llm.Request{
 		Model:     tr.model,
 		Messages:  tr.messages,
@@ -74,6 +75,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error) {
 			recorded = false
 		}
 		if recorded {
+			tr.modelFinished(step, e.Kind)
 			attrs = append(attrs, "promptTokens", step.PromptTokens, "completionTokens", step.CompletionTokens,
 				"costMicros", int64(step.CostMicros), "estimated", step.Estimated)
 		}
@@ -87,6 +89,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error) {
 	}
 
 	step, perr := tr.recordStep(index, started, runs.Step{FinishReason: knownFinish(resp.FinishReason), CallID: resp.CallID, ElapsedMs: elapsed}, resp.Model, resp.Usage)
+	tr.modelFinished(step, "")
 	tr.log.Info("model call", "step", index, "elapsedMs", elapsed, "finishReason", resp.FinishReason,
 		"promptTokens", step.PromptTokens, "completionTokens", step.CompletionTokens,
 		"toolCalls", len(resp.Message.ToolCalls), "costMicros", int64(step.CostMicros))

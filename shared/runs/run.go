@@ -99,6 +99,10 @@ type Run struct {
 	// call answered (RefundDue).
 	Refunded bool `json:"refunded,omitempty" dynamodbav:"refunded,omitempty"`
 
+	// Events are what happened in the run so far (events.go), kept on
+	// the run's item for GET /v1/runs/{runId}/events; not in the run's JSON.
+	Events []StoredEvent `json:"-" dynamodbav:"events,omitempty"`
+
 	IdempotencyKey string `json:"-" dynamodbav:"idempotencyKey,omitempty"`
 	RequestHash    string `json:"-" dynamodbav:"requestHash,omitempty"`
 }
