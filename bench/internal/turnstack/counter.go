@@ -1,18 +1,16 @@
 package turnstack
 
 import (
-	"context"
 	"maps"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/smithy-go/middleware"
 
 	"github.com/commonly/runtime/bench/internal/procstat"
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 )
 
 // Counter counts the DynamoDB API calls made through a client, by
@@ -27,17 +25,11 @@ type Counter struct {
 // NewCounter returns an empty counter.
 func NewCounter() *Counter { return &Counter{ops: map[string]int64{}} }
 
-// Option installs the counting middleware on a DynamoDB client:
-// dynamodb.NewFromConfig(cfg, counter.Option()).
+// Option installs the counting middleware (awscalls.Middleware) on a
+// DynamoDB client: dynamodb.NewFromConfig(cfg, counter.Option()).
 func (c *Counter) Option() func(*dynamodb.Options) {
 	return func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("BenchCountCalls",
-				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-					c.add(awsmiddleware.GetOperationName(ctx))
-					return next.HandleInitialize(ctx, in)
-				}), middleware.Before)
-		})
+		o.APIOptions = append(o.APIOptions, awscalls.Middleware(func(call awscalls.Call) { c.add(call.Operation) }))
 	}
 }
 
