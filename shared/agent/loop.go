@@ -31,6 +31,9 @@ type Config struct {
 	MaxOutputTokens int64
 	// Limits bound each turn; zero fields are their defaults.
 	Limits Limits
+	// Stream asks the model for its answers streamed, so the run's
+	// text.delta events follow the answer as it is written (stream.go).
+	Stream bool
 	// SearchProvider and SandboxProvider name the providers tool usage is
 	// priced for.
 	SearchProvider  string
