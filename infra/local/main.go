@@ -86,6 +86,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	if err := demo(ctx, base, secret, cfg, pods, out); err != nil {
 		fmt.Fprintln(out, "demo failed:", err)
 	}
+	fmt.Fprintf(out, "\nThe usage and cost report of this stack (docs/report.md), from another shell:\n  %s\n", reportCommand(cfg.Tables.State, st.db.AWSEnv()))
 	fmt.Fprintln(out, "\nServing; Ctrl-C to stop.")
 
 	select {
