@@ -53,8 +53,8 @@ func TestReportTotalsEqualTheLedgers(t *testing.T) {
 	equalMaps(t, "turns by engine", r.Total.TurnsByEngine, w.byEngine)
 	equalMaps(t, "turns by plan", r.Total.TurnsByPlan, w.byPlan)
 	equalMaps(t, "errors by kind", r.Total.Errors, w.errors)
-	if len(w.errors) == 0 || len(w.byEngine) < 2 || w.codeTurns == 0 || w.byPlan["free"] == 0 || w.byPlan["pro"] == 0 {
-		t.Errorf("the day lacks variety: errors %v, engines %v, plans %v (each run records its plan), %d turns ran code", w.errors, w.byEngine, w.byPlan, w.codeTurns)
+	if len(w.errors) == 0 || len(w.byEngine) < 2 || w.codeTurns == 0 || w.byPlan["free"] == 0 || w.byPlan["pro"] == 0 || w.atFreeCeiling == 0 {
+		t.Errorf("the day lacks variety: errors %v, engines %v, plans %v (each run records its plan), %d turns ran code, %d free user-days at the ceiling", w.errors, w.byEngine, w.byPlan, w.codeTurns, w.atFreeCeiling)
 	}
 	parts := r.Total.Input + r.Total.Cached + r.Total.Output + r.Total.ModelOther + r.Total.Search + r.Total.Sandbox + r.Total.Open
 	if parts != r.Total.Cost || r.Total.Input != w.input || r.Total.Cached != w.cached || r.Total.Output != w.output || r.Total.Open != 0 {
@@ -80,6 +80,10 @@ func TestReportTotalsEqualTheLedgers(t *testing.T) {
 	for _, c := range r.Ceilings {
 		if c.Plan == "free" && c.AtCeiling != w.atFreeCeiling {
 			t.Errorf("free user-days at the ceiling %d, want %d", c.AtCeiling, w.atFreeCeiling)
+		}
+		// bob, the one pro user-day, stays far under 200.
+		if c.Plan == "pro" && (c.AtCeiling != 0 || c.HeadroomP50 != 200-w.charged["bob"]) {
+			t.Errorf("pro: %d at the ceiling, headroom %d; want 0 and %d", c.AtCeiling, c.HeadroomP50, 200-w.charged["bob"])
 		}
 	}
 }
