@@ -98,6 +98,12 @@ type Run struct {
 	// ceiling: it failed for an infrastructure reason before any model
 	// call answered (RefundDue).
 	Refunded bool `json:"refunded,omitempty" dynamodbav:"refunded,omitempty"`
+	// TraceID is the OpenTelemetry trace the turn ran in (hex), empty when
+	// tracing is off: support goes from a run to its trace with it.
+	// TraceSpanID is the span that admitted it, what the alarm's and the
+	// reaper's spans link to.
+	TraceID     string `json:"traceId,omitempty" dynamodbav:"traceId,omitempty"`
+	TraceSpanID string `json:"-" dynamodbav:"traceSpanId,omitempty"`
 
 	IdempotencyKey string `json:"-" dynamodbav:"idempotencyKey,omitempty"`
 	RequestHash    string `json:"-" dynamodbav:"requestHash,omitempty"`
