@@ -37,7 +37,7 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 	if _, err := turns.ParsePlan(string(a.Plan)); err != nil {
 		return turns.AdmitResult{}, fmt.Errorf("admit: %w", err)
 	}
-	runItem, err := marshalRun(a.Run)
+	runItem, err := d.marshalRun(a.Run)
 	if err != nil {
 		return turns.AdmitResult{}, err
 	}
