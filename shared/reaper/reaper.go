@@ -37,10 +37,13 @@ const (
 	DefaultKillConcurrency = 8
 	// DefaultRunConcurrency bounds the runs being closed at once.
 	DefaultRunConcurrency = 4
-	// DefaultRecordLimit bounds the expired records read per sweep.
-	DefaultRecordLimit = 1000
-	// DefaultRunLimit bounds the abandoned runs closed per sweep.
-	DefaultRunLimit = 1000
+	// DefaultRecordLimit bounds the expired records read per sweep from
+	// each shard of the live index (3,200 a sweep at the default 32
+	// shards, more than 8 kills in flight finish within the deadline).
+	DefaultRecordLimit = 100
+	// DefaultRunLimit bounds the abandoned runs listed per sweep from each
+	// shard of the open-runs index.
+	DefaultRunLimit = 100
 	// listPage is E2B's largest page.
 	listPage = 100
 	// markTimeout bounds marking a record killed after its kill: a
@@ -71,9 +74,12 @@ type Local interface {
 
 // Registry is the state table's record of every sandbox created.
 type Registry interface {
-	// ExpiredSandboxes lists running records whose expiry is at or before
-	// bound, oldest first, at most limit, from the live index.
-	ExpiredSandboxes(ctx context.Context, bound time.Time, limit int32) ([]sandbox.Record, error)
+	// ExpiredSandboxes lists running records of one shard of the live
+	// index whose expiry is at or before bound, oldest first, at most
+	// limit.
+	ExpiredSandboxes(ctx context.Context, shard int, bound time.Time, limit int32) ([]sandbox.Record, error)
+	// IndexShards is how many shards the live index has (0 to n-1).
+	IndexShards() int
 	// MarkSandboxKilled marks a running record killed, conditionally:
 	// false (no error) when there is none or it is marked already.
 	MarkSandboxKilled(ctx context.Context, sandboxID string, at time.Time) (bool, error)
@@ -81,9 +87,12 @@ type Registry interface {
 
 // Runs closes abandoned runs (turns.Reclaimer).
 type Runs interface {
-	// Abandoned lists open runs past turns.InterruptAfter, oldest first;
-	// with an error, the runs listed before it.
-	Abandoned(ctx context.Context, limit int) ([]turns.OpenRun, error)
+	// Abandoned lists the open runs of one shard past
+	// turns.InterruptAfter, oldest first; with an error, the runs listed
+	// before it.
+	Abandoned(ctx context.Context, shard, limit int) ([]turns.OpenRun, error)
+	// Shards is how many shards the open-runs index has (0 to n-1).
+	Shards() int
 	// Interrupt closes one if it is still open; Closed false is an
 	// outcome (someone else closed it first).
 	Interrupt(ctx context.Context, runID string) (turns.Interruption, error)
@@ -119,8 +128,9 @@ type Config struct {
 	// defaults DefaultKillConcurrency and DefaultRunConcurrency.
 	KillConcurrency int
 	RunConcurrency  int
-	// RecordLimit and RunLimit bound what one sweep reads of the live
-	// index and of the open runs; defaults DefaultRecordLimit and
+	// RecordLimit and RunLimit bound what one sweep reads of each shard
+	// of the live index and of the open runs (the shards are read side by
+	// side, each to its own bound); defaults DefaultRecordLimit and
 	// DefaultRunLimit. The rest is the next sweep's.
 	RecordLimit int
 	RunLimit    int

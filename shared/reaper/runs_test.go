@@ -32,9 +32,12 @@ type fakeRuns struct {
 	interrupted []string
 }
 
-func (f *fakeRuns) Abandoned(context.Context, int) ([]turns.OpenRun, error) {
+func (f *fakeRuns) Abandoned(context.Context, int, int) ([]turns.OpenRun, error) {
 	return f.open, f.openErr
 }
+
+// Shards: one, so what it scripts is listed once.
+func (f *fakeRuns) Shards() int { return 1 }
 
 func (f *fakeRuns) Interrupt(_ context.Context, runID string) (turns.Interruption, error) {
 	f.mu.Lock()

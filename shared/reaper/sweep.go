@@ -11,6 +11,7 @@ import (
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/sandbox/local"
+	"github.com/commonly/runtime/shared/turns"
 )
 
 // Source names, in logs.
@@ -130,7 +131,9 @@ func (s *sweep) sandboxes() {
 		// bound finds those created before now - lifetime - grace.
 		bound := s.now.Add(-cfg.Lifetime - cfg.Grace + sandbox.Lifetime)
 		var err error
-		records, err = cfg.Registry.ExpiredSandboxes(s.ctx, bound, int32(cfg.RecordLimit))
+		records, err = eachShard(cfg.Registry.IndexShards(), func(shard int) ([]sandbox.Record, error) {
+			return cfg.Registry.ExpiredSandboxes(s.ctx, shard, bound, int32(cfg.RecordLimit))
+		})
 		s.source(sourceRegistry, err, len(records) > 0)
 	})
 	if cfg.Local != nil {
@@ -288,11 +291,15 @@ func (s *sweep) kill(c candidate) {
 	})
 }
 
-// runs closes the abandoned runs, RunConcurrency at a time, and kills
+// runs closes the abandoned runs of every shard, RunConcurrency at a time, and kills
 // the sandboxes of each run it closed.
 func (s *sweep) runs() {
 	cfg := s.r.cfg
-	open, err := cfg.Runs.Abandoned(s.ctx, cfg.RunLimit)
+	open, err := eachShard(cfg.Runs.Shards(), func(shard int) ([]turns.OpenRun, error) {
+		return cfg.Runs.Abandoned(s.ctx, shard, cfg.RunLimit)
+	})
+	// Oldest first across the shards, as within each.
+	slices.SortStableFunc(open, func(a, b turns.OpenRun) int { return a.Since.Compare(b.Since) })
 	s.source(sourceRuns, err, len(open) > 0)
 	s.update(func(r *Report) { r.RunsAbandoned += len(open) })
 	slots := make(chan struct{}, cfg.RunConcurrency)

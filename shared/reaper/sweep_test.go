@@ -362,14 +362,14 @@ func TestSweepDeadline(t *testing.T) {
 // failingRegistry is a state table that cannot be read.
 type failingRegistry struct{ reaper.Registry }
 
-func (failingRegistry) ExpiredSandboxes(context.Context, time.Time, int32) ([]sandbox.Record, error) {
+func (failingRegistry) ExpiredSandboxes(context.Context, int, time.Time, int32) ([]sandbox.Record, error) {
 	return nil, errors.New("AccessDeniedException: not authorized to perform dynamodb:Query")
 }
 
 // failingRuns is a runs table that cannot be read.
 type failingRuns struct{ *fakeRuns }
 
-func (failingRuns) Abandoned(context.Context, int) ([]turns.OpenRun, error) {
+func (failingRuns) Abandoned(context.Context, int, int) ([]turns.OpenRun, error) {
 	return nil, errors.New("ProvisionedThroughputExceededException")
 }
 

@@ -63,7 +63,7 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 // the usage item as the transaction saw it (possibly empty) and a nil
 // error, for the caller to say which bound refused the turn.
 func (d *Dynamo) admitOnce(ctx context.Context, a turns.Admission) (turns.AdmitResult, *counterRefusal, error) {
-	runItem, err := marshalRun(a.Run)
+	runItem, err := d.marshalRun(a.Run)
 	if err != nil {
 		return turns.AdmitResult{}, nil, err
 	}

@@ -52,6 +52,12 @@ type Config struct {
 	// IdempotencyTTL is how long an Idempotency-Key is remembered; zero
 	// means DefaultIdempotencyTTL.
 	IdempotencyTTL time.Duration
+	// IndexShards is how many partition key values the open-runs and
+	// live-sandbox indexes are spread over; zero means
+	// tablekeys.DefaultIndexShards, which every function uses (the one
+	// place the count is kept). Writers and the reaper must agree, and it
+	// may grow but never shrink (tablekeys/shards.go).
+	IndexShards int
 }
 
 // DefaultIdempotencyTTL is Config.IdempotencyTTL's default.
@@ -69,7 +75,13 @@ type Dynamo struct {
 	// openPage is the most open-index entries asked for in one Query
 	// (maxOpenPage); tests make pages small.
 	openPage int
+	// shards is Config.IndexShards.
+	shards int
 }
+
+// IndexShards is how many shards the open-runs and live-sandbox indexes
+// are spread over: the reaper reads shards 0 to IndexShards-1.
+func (d *Dynamo) IndexShards() int { return d.shards }
 
 // New checks cfg and fills its defaults.
 func New(cfg Config) (*Dynamo, error) {
@@ -83,17 +95,24 @@ func New(cfg Config) (*Dynamo, error) {
 	if cfg.IdempotencyTTL < 0 {
 		errs = append(errs, fmt.Errorf("store: idempotency TTL %v is negative", cfg.IdempotencyTTL))
 	}
+	if cfg.IndexShards < 0 || cfg.IndexShards > tablekeys.MaxIndexShards {
+		errs = append(errs, fmt.Errorf("store: index shards %d is not between 1 and %d", cfg.IndexShards, tablekeys.MaxIndexShards))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	if cfg.IdempotencyTTL == 0 {
 		cfg.IdempotencyTTL = DefaultIdempotencyTTL
 	}
+	if cfg.IndexShards == 0 {
+		cfg.IndexShards = tablekeys.DefaultIndexShards
+	}
 	return &Dynamo{
 		db: cfg.DB, tables: cfg.Tables, idempotencyTTL: cfg.IdempotencyTTL,
 		conflicts:   retry.Backoff{Base: 5 * time.Millisecond, Max: 320 * time.Millisecond},
 		unprocessed: retry.Backoff{Base: 20 * time.Millisecond, Max: 320 * time.Millisecond},
 		openPage:    maxOpenPage,
+		shards:      cfg.IndexShards,
 	}, nil
 }
 
@@ -165,7 +184,7 @@ func encodeTime(t time.Time) types.AttributeValue { return str(t.UTC().Format(ti
 // open-runs index and every final one leaves it out: runs are written
 // whole (PutItem), so the final write takes the run off the index, and
 // the index holds exactly the open runs.
-func marshalRun(r *runs.Run) (map[string]types.AttributeValue, error) {
+func (d *Dynamo) marshalRun(r *runs.Run) (map[string]types.AttributeValue, error) {
 	item, err := attributevalue.MarshalMap(r)
 	if err != nil {
 		return nil, fmt.Errorf("marshal run %s: %w", r.RunID, err)
@@ -173,7 +192,8 @@ func marshalRun(r *runs.Run) (map[string]types.AttributeValue, error) {
 	dropEmptyLists(item)
 	item[tablekeys.TTL] = num(tablekeys.ExpiresAfterDay(r.CreatedAt))
 	if !r.Status.Final() {
-		item[tablekeys.OpenPK], item[tablekeys.OpenSK] = str(tablekeys.OpenValue), str(tablekeys.OpenSort(r.CreatedAt))
+		shard := tablekeys.Shard(r.RunID, d.shards)
+		item[tablekeys.OpenPK], item[tablekeys.OpenSK] = str(tablekeys.OpenPartition(shard)), str(tablekeys.OpenSort(r.CreatedAt))
 	}
 	return item, nil
 }

@@ -21,21 +21,25 @@ var _ turns.ReclaimStore = (*Dynamo)(nil)
 // only (about 100 bytes), so a page stays far below DynamoDB's 1 MB.
 const maxOpenPage = 1000
 
-// OpenRuns lists the runs on the open index admitted before before,
-// oldest first, at most limit, following the index's pages. The index
+// OpenRuns lists the runs on one shard of the open index (0 to
+// IndexShards-1) admitted before before, oldest first, at most limit,
+// following the shard's pages. The index
 // holds only open runs (marshalRun); it is eventually consistent, so a
 // run finished a moment ago may still be listed: the caller reads the
 // run before acting on it.
-func (d *Dynamo) OpenRuns(ctx context.Context, before time.Time, limit int) ([]turns.OpenRun, error) {
+func (d *Dynamo) OpenRuns(ctx context.Context, shard int, before time.Time, limit int) ([]turns.OpenRun, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("open runs: limit %d is not positive", limit)
+	}
+	if shard < 0 || shard >= d.shards {
+		return nil, fmt.Errorf("open runs: shard %d is not below %d", shard, d.shards)
 	}
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(d.tables.Runs),
 		IndexName:                 aws.String(tablekeys.OpenIndex),
 		KeyConditionExpression:    aws.String("#pk = :open AND #since < :before"),
 		ExpressionAttributeNames:  map[string]string{"#pk": tablekeys.OpenPK, "#since": tablekeys.OpenSK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":open": str(tablekeys.OpenValue), ":before": str(tablekeys.OpenSort(before))},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":open": str(tablekeys.OpenPartition(shard)), ":before": str(tablekeys.OpenSort(before))},
 		ScanIndexForward:          aws.Bool(true),
 	}
 	var open []turns.OpenRun
@@ -49,7 +53,7 @@ func (d *Dynamo) OpenRuns(ctx context.Context, before time.Time, limit int) ([]t
 		return nil
 	})
 	if err != nil {
-		return open, fmt.Errorf("query open runs (%d listed): %w", len(open), err)
+		return open, fmt.Errorf("query open runs of shard %d (%d listed): %w", shard, len(open), err)
 	}
 	return open, nil
 }

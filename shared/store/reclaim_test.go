@@ -46,7 +46,8 @@ func (q *queryingDB) count() int {
 
 // reclaimStore is a store on its own embedded server, with the raw client
 // (to read the index as DynamoDB holds it) and a count of its Queries.
-func reclaimStore(t *testing.T) (*store.Dynamo, *dynamodb.Client, *queryingDB) {
+// shards is Config.IndexShards (0: the default).
+func reclaimStore(t *testing.T, shards int) (*store.Dynamo, *dynamodb.Client, *queryingDB) {
 	t.Helper()
 	srv, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", tables)
 	if err != nil {
@@ -54,7 +55,7 @@ func reclaimStore(t *testing.T) (*store.Dynamo, *dynamodb.Client, *queryingDB) {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	db := &queryingDB{DynamoAPI: srv.Client()}
-	s, err := store.New(store.Config{DB: db, Tables: tables})
+	s, err := store.New(store.Config{DB: db, Tables: tables, IndexShards: shards})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,26 +71,40 @@ func admit(t *testing.T, s *store.Dynamo, id string, at time.Time) *runs.Run {
 	return r
 }
 
-// indexed is the open index as DynamoDB holds it: every entry, in order.
-func indexed(t *testing.T, db *dynamodb.Client) []map[string]types.AttributeValue {
+// indexed is the open index as DynamoDB holds it: every entry of every
+// shard, oldest first. Each entry must be in its run id's shard.
+func indexed(t *testing.T, db *dynamodb.Client, shards int) []map[string]types.AttributeValue {
 	t.Helper()
-	out, err := db.Query(context.Background(), &dynamodb.QueryInput{
-		TableName:                 aws.String(tables.Runs),
-		IndexName:                 aws.String(tablekeys.OpenIndex),
-		KeyConditionExpression:    aws.String("#pk = :open"),
-		ExpressionAttributeNames:  map[string]string{"#pk": tablekeys.OpenPK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":open": &types.AttributeValueMemberS{Value: tablekeys.OpenValue}},
-	})
-	if err != nil {
-		t.Fatal(err)
+	var all []map[string]types.AttributeValue
+	for shard := range shards {
+		out, err := db.Query(context.Background(), &dynamodb.QueryInput{
+			TableName:                 aws.String(tables.Runs),
+			IndexName:                 aws.String(tablekeys.OpenIndex),
+			KeyConditionExpression:    aws.String("#pk = :open"),
+			ExpressionAttributeNames:  map[string]string{"#pk": tablekeys.OpenPK},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":open": &types.AttributeValueMemberS{Value: tablekeys.OpenPartition(shard)}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range out.Items {
+			if id := item[tablekeys.RunID].(*types.AttributeValueMemberS).Value; tablekeys.Shard(id, shards) != shard {
+				t.Errorf("run %s on shard %d, its id's shard is %d", id, shard, tablekeys.Shard(id, shards))
+			}
+		}
+		all = append(all, out.Items...)
 	}
-	return out.Items
+	since := func(item map[string]types.AttributeValue) string {
+		return item[tablekeys.OpenSK].(*types.AttributeValueMemberS).Value
+	}
+	slices.SortStableFunc(all, func(a, b map[string]types.AttributeValue) int { return cmp.Compare(since(a), since(b)) })
+	return all
 }
 
-func indexedIDs(t *testing.T, db *dynamodb.Client) []string {
+func indexedIDs(t *testing.T, db *dynamodb.Client, shards int) []string {
 	t.Helper()
 	var ids []string
-	for _, item := range indexed(t, db) {
+	for _, item := range indexed(t, db, shards) {
 		ids = append(ids, item[tablekeys.RunID].(*types.AttributeValueMemberS).Value)
 	}
 	return ids
@@ -99,18 +114,19 @@ func indexedIDs(t *testing.T, db *dynamodb.Client) []string {
 // its claim and checkpoints keep it there, and every final write (the
 // worker's, the unstarted failure's with its refund) takes it off.
 func TestOpenIndexHoldsOnlyOpenRuns(t *testing.T) {
-	s, db, _ := reclaimStore(t)
+	s, db, _ := reclaimStore(t, 0)
+	n := s.IndexShards()
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	for i, id := range []string{"r1", "r2", "r3"} {
 		admit(t, s, id, t0.Add(time.Duration(i)*time.Second))
 	}
-	if got := indexedIDs(t, db); !slices.Equal(got, []string{"r1", "r2", "r3"}) {
+	if got := indexedIDs(t, db, n); !slices.Equal(got, []string{"r1", "r2", "r3"}) {
 		t.Fatalf("after admission: %v", got)
 	}
 	// Keys only: the index costs nothing when a claim or a checkpoint
 	// rewrites the run.
-	for name := range indexed(t, db)[0] {
+	for name := range indexed(t, db, n)[0] {
 		if name != tablekeys.RunID && name != tablekeys.OpenPK && name != tablekeys.OpenSK {
 			t.Errorf("the open index projects %s", name)
 		}
@@ -124,7 +140,7 @@ func TestOpenIndexHoldsOnlyOpenRuns(t *testing.T) {
 	if err := s.CheckpointRun(ctx, r2); err != nil {
 		t.Fatal(err)
 	}
-	if got := indexedIDs(t, db); !slices.Equal(got, []string{"r1", "r2", "r3"}) {
+	if got := indexedIDs(t, db, n); !slices.Equal(got, []string{"r1", "r2", "r3"}) {
 		t.Fatalf("after a claim and a checkpoint: %v", got)
 	}
 	r1, err := s.ClaimRun(ctx, "r1", t0.Add(5*time.Second))
@@ -140,19 +156,21 @@ func TestOpenIndexHoldsOnlyOpenRuns(t *testing.T) {
 	if err := s.FinishRun(ctx, r3, true); err != nil {
 		t.Fatal(err)
 	}
-	if got := indexedIDs(t, db); !slices.Equal(got, []string{"r2"}) {
+	if got := indexedIDs(t, db, n); !slices.Equal(got, []string{"r2"}) {
 		t.Fatalf("after two final writes: %v", got)
 	}
 	r2.End(runs.StatusInterrupted, runs.ErrInterrupted, "gone", t0.Add(time.Hour))
 	if err := s.FinishRun(ctx, r2, false); err != nil {
 		t.Fatal(err)
 	}
-	if got := indexed(t, db); len(got) != 0 {
+	if got := indexed(t, db, n); len(got) != 0 {
 		t.Fatalf("finished runs left on the open index: %v", got)
 	}
-	open, err := s.OpenRuns(ctx, t0.Add(time.Hour), 10)
-	if err != nil || len(open) != 0 {
-		t.Fatalf("open runs after every run finished: %v, %v", open, err)
+	for shard := range n {
+		open, err := s.OpenRuns(ctx, shard, t0.Add(time.Hour), 10)
+		if err != nil || len(open) != 0 {
+			t.Fatalf("open runs of shard %d after every run finished: %v, %v", shard, open, err)
+		}
 	}
 	// The run itself reads back without the index's attributes.
 	if got, err := s.GetRun(ctx, "r2"); err != nil || got.Status != runs.StatusInterrupted || got.CostMicros != 70 {
@@ -160,10 +178,11 @@ func TestOpenIndexHoldsOnlyOpenRuns(t *testing.T) {
 	}
 }
 
-// OpenRuns lists the runs admitted before its bound, oldest first, page
-// after page, and stops at its limit.
+// OpenRuns lists the runs of a shard admitted before its bound, oldest
+// first, page after page, and stops at its limit (one shard, so that
+// every run is on it).
 func TestOpenRunsFollowsPagesAndStopsAtLimit(t *testing.T) {
-	s, _, db := reclaimStore(t)
+	s, _, db := reclaimStore(t, 1)
 	store.SetOpenPage(s, 5)
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
@@ -190,7 +209,7 @@ func TestOpenRunsFollowsPagesAndStopsAtLimit(t *testing.T) {
 		{1, want[:1], 1},
 	}
 	for _, c := range cases {
-		open, err := s.OpenRuns(ctx, before, c.limit)
+		open, err := s.OpenRuns(ctx, 0, before, c.limit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,14 +229,14 @@ func TestOpenRunsFollowsPagesAndStopsAtLimit(t *testing.T) {
 			}
 		}
 	}
-	if _, err := s.OpenRuns(ctx, before, 0); err == nil {
+	if _, err := s.OpenRuns(ctx, 0, before, 0); err == nil {
 		t.Error("a limit of 0 was accepted")
 	}
 }
 
 // A run is claimed only within turns.ClaimWindow of its admission.
 func TestClaimWithinTheClaimWindow(t *testing.T) {
-	s, _, _ := reclaimStore(t)
+	s, _, _ := reclaimStore(t, 0)
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	admit(t, s, "on-time", t0)
@@ -234,7 +253,7 @@ func TestClaimWithinTheClaimWindow(t *testing.T) {
 // A run's sandboxes are one Query on the runSandboxes index: those still
 // running, not the killed ones, not another run's.
 func TestRunSandboxes(t *testing.T) {
-	s, _, db := reclaimStore(t)
+	s, _, db := reclaimStore(t, 0)
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	for _, sb := range []struct{ provider, id, run string }{
@@ -294,7 +313,7 @@ func TestOpenRunsKeepsThePagesReadBeforeAFailure(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	db := &failingQueries{DynamoAPI: srv.Client(), ok: 1}
-	s, err := store.New(store.Config{DB: db, Tables: tables})
+	s, err := store.New(store.Config{DB: db, Tables: tables, IndexShards: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +322,7 @@ func TestOpenRunsKeepsThePagesReadBeforeAFailure(t *testing.T) {
 	for i := range 12 {
 		admit(t, s, fmt.Sprintf("run-%02d", i), t0.Add(time.Duration(i)*time.Second))
 	}
-	open, err := s.OpenRuns(context.Background(), t0.Add(time.Hour), 100)
+	open, err := s.OpenRuns(context.Background(), 0, t0.Add(time.Hour), 100)
 	if err == nil || len(open) != 5 || open[0].RunID != "run-00" || open[4].RunID != "run-04" {
 		t.Fatalf("open = %v, %v; want the first page and an error", open, err)
 	}

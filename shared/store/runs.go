@@ -80,7 +80,7 @@ func (d *Dynamo) ClaimRun(ctx context.Context, runID string, at time.Time) (*run
 
 // CheckpointRun saves a running run whole, only while it is running.
 func (d *Dynamo) CheckpointRun(ctx context.Context, r *runs.Run) error {
-	item, err := marshalRun(r)
+	item, err := d.marshalRun(r)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (d *Dynamo) FinishRun(ctx context.Context, r *runs.Run, refund bool) error 
 	if r.ReservedMicros > 0 {
 		settle = d.settleUpdate(r, refund)
 	}
-	item, err := marshalRun(r)
+	item, err := d.marshalRun(r)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,8 @@ func (d *Dynamo) SandboxCreated(ctx context.Context, rec sandbox.Record) error {
 	if err != nil {
 		return err
 	}
-	item[tablekeys.GSI1PK], item[tablekeys.GSI1SK] = str(tablekeys.LiveValue), str(tablekeys.LiveSort(rec.ExpiresAt))
+	shard := tablekeys.Shard(rec.SandboxID, d.shards)
+	item[tablekeys.GSI1PK], item[tablekeys.GSI1SK] = str(tablekeys.LivePartition(shard)), str(tablekeys.LiveSort(rec.ExpiresAt))
 	// Kept a day after expiry for audit, then removed by the table's TTL.
 	item[tablekeys.TTL] = num(rec.ExpiresAt.Add(24 * time.Hour).Unix())
 	if _, err := d.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.tables.State), Item: item}); err != nil {
@@ -62,13 +63,16 @@ func (d *Dynamo) MarkSandboxKilled(ctx context.Context, sandboxID string, at tim
 	return true, nil
 }
 
-// ExpiredSandboxes lists up to limit live sandboxes whose lifetime ended
-// at or before bound, oldest first, for the reaper: a query of the live
-// index (never a scan), followed page by page until limit records or the
-// index's end.
-func (d *Dynamo) ExpiredSandboxes(ctx context.Context, bound time.Time, limit int32) ([]sandbox.Record, error) {
+// ExpiredSandboxes lists up to limit live sandboxes of one shard of the
+// live index (0 to IndexShards-1) whose lifetime ended at or before
+// bound, oldest first, for the reaper: a query of the index (never a
+// scan), followed page by page until limit records or the shard's end.
+func (d *Dynamo) ExpiredSandboxes(ctx context.Context, shard int, bound time.Time, limit int32) ([]sandbox.Record, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("query expired sandboxes: limit %d is not positive", limit)
+	}
+	if shard < 0 || shard >= d.shards {
+		return nil, fmt.Errorf("query expired sandboxes: shard %d is not below %d", shard, d.shards)
 	}
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(d.tables.State),
@@ -78,7 +82,7 @@ func (d *Dynamo) ExpiredSandboxes(ctx context.Context, bound time.Time, limit in
 		// also holds on servers whose indexes keep stale entries.
 		FilterExpression:          aws.String("#st = :running"),
 		ExpressionAttributeNames:  map[string]string{"#p": tablekeys.GSI1PK, "#s": tablekeys.GSI1SK, "#st": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":live": str(tablekeys.LiveValue), ":bound": str(tablekeys.LiveSort(bound)), ":running": str(sandbox.StatusRunning)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":live": str(tablekeys.LivePartition(shard)), ":bound": str(tablekeys.LiveSort(bound)), ":running": str(sandbox.StatusRunning)},
 	}
 	var recs []sandbox.Record
 	err := d.queryPages(ctx, in, int(limit), 0, func(item map[string]types.AttributeValue) error {
@@ -90,7 +94,7 @@ func (d *Dynamo) ExpiredSandboxes(ctx context.Context, bound time.Time, limit in
 		return nil
 	})
 	if err != nil {
-		return recs, fmt.Errorf("query expired sandboxes: %w", err)
+		return recs, fmt.Errorf("query expired sandboxes of shard %d: %w", shard, err)
 	}
 	return recs, nil
 }

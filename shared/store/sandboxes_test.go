@@ -26,14 +26,14 @@ func TestSandboxLedger(t *testing.T) {
 		t.Fatalf("killing an unrecorded sandbox: %v", err)
 	}
 	// At 12:03:30 only sbx-old (expired 12:03:00) is past its lifetime.
-	got, err := s.ExpiredSandboxes(ctx, t0.Add(3*time.Minute+30*time.Second), 10)
+	got, err := expiredAll(ctx, s, t0.Add(3*time.Minute+30*time.Second), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || got[0].SandboxID != "sbx-old" || got[0].Status != sandbox.StatusRunning {
 		t.Fatalf("expired = %+v", got)
 	}
-	got, _ = s.ExpiredSandboxes(ctx, t0.Add(time.Hour), 10)
+	got, _ = expiredAll(ctx, s, t0.Add(time.Hour), 10)
 	if len(got) != 2 {
 		t.Fatalf("an hour later: %+v (the killed one must not appear)", got)
 	}
@@ -68,9 +68,9 @@ func TestMarkSandboxKilledIsConditional(t *testing.T) {
 }
 
 // More expired records than fit in one page are read page by page up to
-// the limit, oldest first.
+// the limit, oldest first (one shard, so that every record is on it).
 func TestExpiredSandboxesPages(t *testing.T) {
-	s := newStore(t)
+	s := newShardedStore(t, 1)
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	for i := range 25 {
@@ -89,7 +89,7 @@ func TestExpiredSandboxesPages(t *testing.T) {
 		limit int32
 		want  int
 	}{{3, 3}, {16, 16}, {100, 16}} {
-		got, err := s.ExpiredSandboxes(ctx, bound, tt.limit)
+		got, err := s.ExpiredSandboxes(ctx, 0, bound, tt.limit)
 		if err != nil || len(got) != tt.want {
 			t.Fatalf("limit %d: %d records, %v; want %d", tt.limit, len(got), err, tt.want)
 		}
@@ -99,7 +99,7 @@ func TestExpiredSandboxesPages(t *testing.T) {
 			}
 		}
 	}
-	if _, err := s.ExpiredSandboxes(ctx, bound, 0); err == nil {
+	if _, err := s.ExpiredSandboxes(ctx, 0, bound, 0); err == nil {
 		t.Error("limit 0 accepted")
 	}
 }

@@ -11,15 +11,20 @@
 //	sandbox          SANDBOX#<sandboxId>        SANDBOX
 //
 // Live sandboxes are also indexed on the sparse GSI "live" (gsi1pk =
-// "SANDBOX#live", gsi1sk = expiresAt RFC 3339) so the reaper can query the
+// "SANDBOX#live#<shard>", gsi1sk = expiresAt, see LiveSort and shards.go) so the reaper can query the
 // expired ones without a scan, and every sandbox record on the GSI
 // "runSandboxes" (runId, sandboxId: the record's own attributes; no other
 // item has both) so a run's sandboxes are one Query.
 //
+// Cost ledgers are also on the sparse GSI "reportDays" (rptPk =
+// "RPT#<day>#<shard>", rptSk = userId; report.go), projecting the
+// usage report's digest, so a report lists a day's user-days without a
+// scan and no single key takes every ledger write.
+//
 // The runs table (RUNS_TABLE) holds one AgentRun per item under runId; its
 // stream feeds the cost alarm. Open runs (queued or running) are also on
-// the sparse GSI "open" (openPk = "RUN#open", openSince = createdAt, see
-// OpenSort), keys only: every write of an open run carries the two
+// the sparse GSI "open" (openPk = "RUN#open#<shard>", openSince =
+// createdAt, see OpenSort and shards.go), keys only: every write of an open run carries the two
 // attributes and every final write leaves them out, so the index holds
 // exactly the open runs and the reaper finds the abandoned ones, oldest
 // first, without a scan.
@@ -54,7 +59,9 @@ const (
 	SandboxID         = "sandboxId"
 	RunSandboxesIndex = "runSandboxes"
 	// TTL is the attribute both tables' time to live reads (epoch seconds).
-	TTL          = "ttl"
+	TTL = "ttl"
+	// LiveValue is the live index's partition value before its shard
+	// (LivePartition).
 	LiveValue    = "SANDBOX#live"
 	skInstall    = "INSTALL"
 	skPlan       = "PLAN"
@@ -115,11 +122,11 @@ func Sandbox(sandboxID string) Key { return Key{"SANDBOX#" + sandboxID, skSandbo
 // expiry, in a form that sorts chronologically as a string.
 func LiveSort(expiresAt time.Time) string { return expiresAt.UTC().Format(sortLayout) }
 
-// Attribute names and the partition value of the runs table's open-runs
-// index. One partition: an open run costs the index two writes (its
-// admission and its final write; KEYS_ONLY, so claims and checkpoints
-// cost none), well under a partition's 1,000 writes a second at any
-// turn rate the daily ceilings allow.
+// Attribute names and the partition value (before its shard,
+// OpenPartition) of the runs table's open-runs index. An open run costs
+// the index two writes (its admission and its final write; KEYS_ONLY, so
+// claims and checkpoints cost none); the shards keep each partition value
+// under its 1,000 writes a second (shards.go).
 const (
 	OpenIndex = "open"
 	OpenPK    = "openPk"

@@ -21,10 +21,13 @@ import (
 // implements it.
 type ReclaimStore interface {
 	// OpenRuns lists runs still open (queued or running) admitted before
-	// before, oldest first, at most limit, from the sparse index of open
-	// runs (no scan), following its pages. With an error it returns the
-	// runs of the pages read before it.
-	OpenRuns(ctx context.Context, before time.Time, limit int) ([]OpenRun, error)
+	// before, oldest first, at most limit, from one shard (0 to
+	// IndexShards-1) of the sparse index of open runs (no scan),
+	// following its pages. With an error it returns the runs of the pages
+	// read before it.
+	OpenRuns(ctx context.Context, shard int, before time.Time, limit int) ([]OpenRun, error)
+	// IndexShards is how many shards the index of open runs has.
+	IndexShards() int
 	GetRun(ctx context.Context, runID string) (*runs.Run, error)
 	// FinishRun is Store.FinishRun: conditional on the run being open
 	// (ErrAlreadyFinal otherwise), refunding in the same transaction.
@@ -71,18 +74,22 @@ type OpenRun struct {
 	Since time.Time
 }
 
-// Abandoned lists the runs still queued or running that were admitted
-// before now-InterruptAfter, oldest first, at most limit (which must be
-// positive). The index trails the table by a moment, so a run listed
+// Shards is how many shards the index of open runs is spread over:
+// Abandoned reads one at a time, the caller reads them all.
+func (r *Reclaimer) Shards() int { return r.store.IndexShards() }
+
+// Abandoned lists the runs of one shard (0 to Shards-1) still queued or
+// running that were admitted before now-InterruptAfter, oldest first, at
+// most limit (which must be positive). The index trails the table by a moment, so a run listed
 // may have just closed: Interrupt reads it before acting. With an error
 // it returns the runs listed before it, which the caller may still close.
-func (r *Reclaimer) Abandoned(ctx context.Context, limit int) ([]OpenRun, error) {
+func (r *Reclaimer) Abandoned(ctx context.Context, shard, limit int) ([]OpenRun, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("turns: abandoned runs: limit %d is not positive", limit)
 	}
-	open, err := r.store.OpenRuns(ctx, r.now().Add(-InterruptAfter), limit)
+	open, err := r.store.OpenRuns(ctx, shard, r.now().Add(-InterruptAfter), limit)
 	if err != nil {
-		return open, fmt.Errorf("list abandoned runs: %w", err)
+		return open, fmt.Errorf("list abandoned runs of shard %d: %w", shard, err)
 	}
 	return open, nil
 }

@@ -96,7 +96,7 @@ func BenchmarkReclaim(b *testing.B) {
 		before := db.calls.Load()
 		b.StartTimer()
 
-		list, err := rc.Abandoned(ctx, 2*open)
+		list, err := abandonedAll(ctx, rc, 2*open)
 		if err != nil || len(list) != open {
 			b.Fatalf("abandoned: %d, %v", len(list), err)
 		}

@@ -90,6 +90,21 @@ var (
 	unanswered = runs.Step{Model: "deepseek-v4-flash", PromptTokens: 1800, CompletionTokens: 2048, ElapsedMs: 60000, CostMicros: 500, Estimated: true}
 )
 
+// abandonedAll lists the abandoned runs of every shard of the open
+// index, at most limit from each, oldest first, as the reaper reads them.
+func abandonedAll(ctx context.Context, rc *turns.Reclaimer, limit int) ([]turns.OpenRun, error) {
+	var all []turns.OpenRun
+	for shard := range rc.Shards() {
+		open, err := rc.Abandoned(ctx, shard, limit)
+		all = append(all, open...)
+		if err != nil {
+			return all, err
+		}
+	}
+	slices.SortStableFunc(all, func(a, b turns.OpenRun) int { return a.Since.Compare(b.Since) })
+	return all, nil
+}
+
 func ids(open []turns.OpenRun) []string {
 	var out []string
 	for _, o := range open {
@@ -124,7 +139,7 @@ func TestReclaimerInterruptsAbandonedRuns(t *testing.T) {
 
 	// Everything but the young run was admitted InterruptAfter ago.
 	r.clock.Set(neverClaimed.CreatedAt.Add(turns.InterruptAfter + time.Millisecond))
-	open, err := rc.Abandoned(ctx, 10)
+	open, err := abandonedAll(ctx, rc, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +187,7 @@ func TestReclaimerInterruptsAbandonedRuns(t *testing.T) {
 	}
 
 	// Closed runs are off the index, and a second closer changes nothing.
-	if open, err := rc.Abandoned(ctx, 10); err != nil || len(open) != 0 {
+	if open, err := abandonedAll(ctx, rc, 10); err != nil || len(open) != 0 {
 		t.Errorf("abandoned after the sweep = %v, %v", ids(open), err)
 	}
 	if got, err := rc.Interrupt(ctx, midTurn.RunID); err != nil || got.Closed {
@@ -211,7 +226,7 @@ func TestWorkerThatDiesEarlyIsClosedByTheReaper(t *testing.T) {
 		t.Fatalf("interrupt within the lifetime: %+v, %v", got, err)
 	}
 	r.clock.Set(run.CreatedAt.Add(turns.InterruptAfter + time.Millisecond))
-	open, err := rc.Abandoned(ctx, 10)
+	open, err := abandonedAll(ctx, rc, 10)
 	if err != nil || !slices.Equal(ids(open), []string{run.RunID}) {
 		t.Fatalf("abandoned = %v, %v", ids(open), err)
 	}
@@ -361,7 +376,7 @@ func TestInterruptedCostReachesTheDayThroughTheLedger(t *testing.T) {
 	paid := r.abandoned(t, []runs.Step{answered, answered}, 300)
 	refunded := r.abandoned(t, []runs.Step{unanswered}, 0)
 	r.clock.Set(refunded.CreatedAt.Add(turns.InterruptAfter + time.Millisecond))
-	open, err := rc.Abandoned(ctx, 10)
+	open, err := abandonedAll(ctx, rc, 10)
 	if err != nil || len(open) != 2 {
 		t.Fatalf("abandoned = %v, %v", ids(open), err)
 	}
@@ -388,7 +403,12 @@ func TestReclaimerChecksItsInput(t *testing.T) {
 		t.Errorf("a reclaimer without a store: %v", err)
 	}
 	_, rc := reaperRig(t, rigOpts{})
-	if _, err := rc.Abandoned(context.Background(), 0); err == nil {
+	if _, err := rc.Abandoned(context.Background(), 0, 0); err == nil {
 		t.Error("a limit of 0 was accepted")
+	}
+	for _, shard := range []int{-1, rc.Shards()} {
+		if _, err := rc.Abandoned(context.Background(), shard, 10); err == nil {
+			t.Errorf("shard %d of %d was accepted", shard, rc.Shards())
+		}
 	}
 }

@@ -87,6 +87,8 @@ type envOpts struct {
 	spendCap money.Micros
 	// installCacheTTL turns the container's install cache on (off: 0).
 	installCacheTTL time.Duration
+	// logHandler writes the function's log (nil: JSON into env.logs).
+	logHandler slog.Handler
 }
 
 type env struct {
@@ -120,6 +122,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 	clk := &clock{t: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
 	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
+	if o.logHandler != nil {
+		log = slog.New(o.logHandler)
+	}
 	native := &nativeStub{}
 	engines := map[turns.EngineName]turns.Engine{turns.Native: native}
 	prices, err := pricing.Load("")

@@ -110,7 +110,9 @@ func (h *Handler) HandleHTTP(ctx context.Context, req events.APIGatewayV2HTTPReq
 	if malformed {
 		caller = turns.Caller{}
 	}
-	log := h.log.With("requestId", req.RequestContext.RequestID, "userId", caller.ID, "route", req.RouteKey)
+	// requestId is Lambda's, added to every line by the lambdacontext
+	// logger; API Gateway's id (the access log's requestId) is its own key.
+	log := h.log.With("apiRequestId", req.RequestContext.RequestID, "userId", caller.ID, "route", req.RouteKey)
 	defer func() {
 		if p := recover(); p != nil {
 			log.ErrorContext(ctx, "handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))

@@ -1,0 +1,53 @@
+package tablekeys
+
+import (
+	"fmt"
+	"hash/fnv"
+)
+
+// The two sparse indexes the reaper reads (open runs, live sandboxes) are
+// spread over IndexShards partition key values each: one value takes
+// about 1,000 writes a second, and a throttled index throttles the writes
+// to its table, so a single value would stop admission near 500 turns a
+// second (every run writes the open index twice, at admission and at its
+// final write).
+//
+// DefaultIndexShards serves 10 million daily users: at the free ceiling
+// of 30 turns a user-day and a 3× peak, 10,000,000 × 30 × 3 / 86,400 ≈
+// 10,400 turns/s, so ≈ 20,800 open-index writes/s (two a run) and fewer
+// live-index writes (two a sandbox, made by a share of the turns). 20,800
+// / 1,000 = 21 values at the limit; 32, the next power of two, leaves each
+// value at ≈ 650 writes/s, a third under the limit, and costs the reaper
+// 32 small Queries per index a minute (docs/scale.md, "Hot keys").
+//
+// The shard is a stable hash of the run's or sandbox's id, stored in the
+// item's index key when it is written; the final write (or the kill)
+// removes the attribute whatever its value. So the count may grow between
+// deployments (the reader reads every value below the new count, the old
+// ones included) but must never shrink while items are open.
+const DefaultIndexShards = 32
+
+// MaxIndexShards bounds a configured count: the shard's two digits in the
+// key, and the reaper's Queries a minute.
+const MaxIndexShards = 100
+
+// Shard is the shard of id among n (1 ≤ n ≤ MaxIndexShards): FNV-1a of
+// the id's bytes modulo n, the same in every process and release.
+func Shard(id string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id)) // a hash.Hash never fails to write
+	return int(h.Sum32() % uint32(n))
+}
+
+// OpenPartition is the open-runs index's partition key value of a shard.
+func OpenPartition(shard int) string { return partition(OpenValue, shard) }
+
+// LivePartition is the live-sandbox index's partition key value of a
+// shard.
+func LivePartition(shard int) string { return partition(LiveValue, shard) }
+
+// partition is base#NN: two digits, so every value has the same length.
+func partition(base string, shard int) string { return fmt.Sprintf("%s#%02d", base, shard) }

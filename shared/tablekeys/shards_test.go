@@ -1,0 +1,76 @@
+package tablekeys
+
+import (
+	"fmt"
+	"hash/fnv"
+	"testing"
+)
+
+// TestShardIsStable: a run's shard is written into its index key and
+// must be the same in every process and release; the pinned values are
+// FNV-1a's (the reference vectors' "a" and "foobar") modulo n.
+func TestShardIsStable(t *testing.T) {
+	cases := []struct {
+		id   string
+		n    int
+		want int
+	}{
+		{"a", 1, 0},
+		{"a", 0, 0}, // a count below one is one shard
+		{"a", DefaultIndexShards, int(uint32(0xe40c292c) % DefaultIndexShards)},
+		{"foobar", DefaultIndexShards, int(uint32(0xbf9cf968) % DefaultIndexShards)},
+		{"foobar", MaxIndexShards, int(uint32(0xbf9cf968) % MaxIndexShards)},
+		{"", 7, int(uint32(0x811c9dc5) % 7)}, // the offset basis
+	}
+	for _, c := range cases {
+		if got := Shard(c.id, c.n); got != c.want {
+			t.Errorf("Shard(%q, %d) = %d, want %d", c.id, c.n, got, c.want)
+		}
+		if c.n > 1 {
+			h := fnv.New32a()
+			h.Write([]byte(c.id))
+			if int(h.Sum32()%uint32(c.n)) != c.want {
+				t.Errorf("pinned value of %q is not FNV-1a's", c.id)
+			}
+		}
+	}
+}
+
+// TestShardSpreadsIDs: ids of the runtime's shape land in every shard,
+// none with more than a third above its fair share.
+func TestShardSpreadsIDs(t *testing.T) {
+	for _, n := range []int{2, 3, DefaultIndexShards, MaxIndexShards} {
+		const ids = 20000
+		count := make([]int, n)
+		for i := range ids {
+			s := Shard(fmt.Sprintf("run-%08x-%d", i*2654435761, i), n)
+			if s < 0 || s >= n {
+				t.Fatalf("Shard(_, %d) = %d, out of range", n, s)
+			}
+			count[s]++
+		}
+		fair := ids / n
+		for s, c := range count {
+			if c == 0 || c > fair*4/3 {
+				t.Errorf("n=%d: shard %d holds %d ids, fair share %d", n, s, c, fair)
+			}
+		}
+	}
+}
+
+func TestPartitions(t *testing.T) {
+	cases := map[string]string{
+		OpenPartition(0):                      "RUN#open#00",
+		OpenPartition(DefaultIndexShards - 1): "RUN#open#31",
+		LivePartition(0):                      "SANDBOX#live#00",
+		LivePartition(MaxIndexShards - 1):     "SANDBOX#live#99",
+	}
+	for got, want := range cases {
+		if got != want {
+			t.Errorf("partition %q, want %q", got, want)
+		}
+	}
+	if OpenPartition(1) == LivePartition(1) || OpenPartition(1) == OpenPartition(10) {
+		t.Error("partitions collide")
+	}
+}
