@@ -15,6 +15,7 @@ import (
 	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/broker/brokertest"
 	"github.com/commonly/runtime/shared/llm/llmtest"
@@ -50,6 +51,13 @@ func newStack(t *testing.T, steps ...llmtest.Step) *stack {
 
 func newStackWith(t *testing.T, extra map[string]string, steps ...llmtest.Step) *stack {
 	t.Helper()
+	return newStackRecorded(t, extra, nil, steps...)
+}
+
+// newStackRecorded is newStackWith with the DynamoDB calls recorded in
+// rec (nil: not recorded).
+func newStackRecorded(t *testing.T, extra map[string]string, rec *awscalls.Recorder, steps ...llmtest.Step) *stack {
+	t.Helper()
 	s := &stack{logs: &syncbuf.Buffer{}}
 	s.llm = llmtest.NewServer(llmKey, steps...)
 	llmSrv := httptest.NewServer(s.llm)
@@ -81,6 +89,9 @@ func newStackWith(t *testing.T, extra map[string]string, steps ...llmtest.Step) 
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	s.db = db.Client()
+	if rec != nil {
+		s.db = dynamodb.New(s.db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, rec.APIOption) })
+	}
 	log := slog.New(slog.NewJSONHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	built, err := app.Build(context.Background(), cfg, app.Deps{Dynamo: s.db, Log: log})
 	if err != nil {
