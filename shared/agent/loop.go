@@ -32,6 +32,9 @@ type Config struct {
 	MaxOutputTokens int64
 	// Limits bound each turn; zero fields are their defaults.
 	Limits Limits
+	// Stream asks the model for its answers streamed, so the run's
+	// text.delta events follow the answer as it is written (stream.go).
+	Stream bool
 	// SearchProvider and SandboxProvider name the providers tool usage is
 	// priced for.
 	SearchProvider  string
@@ -115,6 +118,9 @@ type TurnInput struct {
 	// that write a turn costs one store call per model call. Optional; a
 	// failed checkpoint is logged and the turn goes on.
 	Checkpoint func(ctx context.Context, r *runs.Run) error
+	// Events receives the turn's events as they happen (events.go);
+	// optional.
+	Events runs.Recorder
 }
 
 // TurnResult is what the caller needs beyond the run itself.
@@ -180,6 +186,8 @@ type turn struct {
 	// posted is set when a tool posted to the pod in this turn, so the
 	// final answer is not posted a second time.
 	posted bool
+	// sandboxSeen are the sandboxes announced by a sandbox.created event.
+	sandboxSeen map[string]bool
 }
 
 func (l *Loop) newTurn(t TurnInput) *turn {

@@ -113,6 +113,9 @@ type Run struct {
 	// checkpoint are unknown). Set by whoever closes such a run; the store
 	// records the amount it charged.
 	CapChargedMicros money.Micros `json:"-" dynamodbav:"capChargedMicros,omitempty"`
+	// Events are what happened in the run so far (events.go), kept on
+	// the run's item for GET /v1/runs/{runId}/events; not in the run's JSON.
+	Events []StoredEvent `json:"-" dynamodbav:"events,omitempty"`
 
 	IdempotencyKey string `json:"-" dynamodbav:"idempotencyKey,omitempty"`
 	RequestHash    string `json:"-" dynamodbav:"requestHash,omitempty"`

@@ -76,6 +76,8 @@ type rigOpts struct {
 	installTTL time.Duration
 	// spendCap, turnBound and minReservation set the spend cap.
 	spendCap, turnBound, minReservation money.Micros
+	// events writes a run's events between its own writes.
+	events bool
 }
 
 type rig struct {
@@ -117,7 +119,11 @@ func newRig(t *testing.T, o rigOpts) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.worker, err = turns.NewWorker(turns.WorkerConfig{Store: ts, Engines: engines, Installs: installs, Metrics: emitter, Now: r.clock.Now, Log: log}); err != nil {
+	wc := turns.WorkerConfig{Store: ts, Engines: engines, Installs: installs, Metrics: emitter, Now: r.clock.Now, Log: log}
+	if o.events {
+		wc.Events = r.st
+	}
+	if r.worker, err = turns.NewWorker(wc); err != nil {
 		t.Fatal(err)
 	}
 	var d turns.Dispatcher = turns.InlineDispatcher{Worker: r.worker}

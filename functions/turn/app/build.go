@@ -90,7 +90,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	worker, err := turns.NewWorker(turns.WorkerConfig{Store: st, Engines: engines, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log})
+	worker, err := turns.NewWorker(turns.WorkerConfig{Store: st, Engines: engines, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log, Events: st})
 	if err != nil {
 		return nil, err
 	}
