@@ -2,6 +2,10 @@ package usage_test
 
 import (
 	"context"
+	"encoding/csv"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/commonly/runtime/infra/report/usage"
@@ -84,6 +88,43 @@ func TestReportTotalsEqualTheLedgers(t *testing.T) {
 		// bob, the one pro user-day, stays far under 200.
 		if c.Plan == "pro" && (c.AtCeiling != 0 || c.HeadroomP50 != 200-w.charged["bob"]) {
 			t.Errorf("pro: %d at the ceiling, headroom %d; want 0 and %d", c.AtCeiling, c.HeadroomP50, 200-w.charged["bob"])
+		}
+	}
+}
+
+// The CSV beside the page holds the same figures: the period's cost,
+// exact, and its turns.
+func TestReportCSVHoldsTheFigures(t *testing.T) {
+	d := makeDayOfRuns(t)
+	r, err := usage.Build(context.Background(), d.st, reportConfig(d.day, t.TempDir()+"/index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, csvPath, err := r.Write()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, row := range rows {
+		got[strings.Join(row[:3], "/")] = row[3]
+	}
+	w := expect(d)
+	for k, want := range map[string]string{
+		"day/total/cost_usd": w.cost.USD(), "day/" + d.day + "/cost_usd": w.cost.USD(),
+		"day/total/turns": strconv.FormatInt(w.turns, 10), "day/total/turns_engine_durable-object": strconv.FormatInt(w.byEngine["durable-object"], 10),
+		"cost_per_user_day_usd//max": w.maxUserDay.USD(), "headline//cost_usd_per_1000_turns": money.Micros((int64(w.cost)*1000 + w.turns/2) / w.turns).USD(),
+	} {
+		if got[k] != want {
+			t.Errorf("CSV %s = %q, want %q", k, got[k], want)
 		}
 	}
 }
