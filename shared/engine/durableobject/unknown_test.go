@@ -102,7 +102,7 @@ func TestUnknownOutcomeIsEstimatedAndNotRefunded(t *testing.T) {
 // from the message sizes and marked so, and the breach is logged.
 func TestAnswerWithoutUsageIsEstimated(t *testing.T) {
 	r := newRig(t, nil)
-	answer := strings.Repeat("an answer ", 100) // 1,000 bytes
+	answer := strings.Repeat("an answer ", 100)     // 1,000 bytes
 	r.rt.Answer(dotest.Reply{FinalMessage: answer}) // no usage
 	run, res := r.run(context.Background())
 	if res.Infrastructure || run.Status != runs.StatusSucceeded {
