@@ -52,6 +52,10 @@ func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) *Erro
 		tr.refuse(step, rec, "invalid_arguments", fmt.Sprintf("invalid arguments for tool %s: %v", name, err))
 		return nil
 	}
+	if msg, ok := tr.meteredFits(tool); !ok {
+		tr.refuse(step, rec, "over_budget", msg)
+		return nil
+	}
 
 	callCtx, cancel := context.WithTimeout(ctx, tr.budget.remaining(started))
 	res := tool.Call(callCtx, tr.t.Env, args)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/tools"
 )
@@ -172,6 +173,11 @@ type turn struct {
 	log    *slog.Logger
 	budget budget
 	maxOut int64
+	// reserved is the run's reservation under a spend cap (zero: none);
+	// callMaxOut is the next call's output cap, maxOut unless the
+	// reservation sizes it (fitCall).
+	reserved   money.Micros
+	callMaxOut int64
 
 	specs     []llm.ToolSpec
 	specBytes int64
@@ -206,7 +212,14 @@ func (l *Loop) newTurn(t TurnInput) *turn {
 	if s := t.Run.StartedAt; s != nil && !s.IsZero() && s.Before(start) {
 		start = *s
 	}
-	tr.budget = newBudget(l.cfg.Limits.withDefaults(), start)
+	limits := l.cfg.Limits.withDefaults()
+	if r := t.Run.ReservedMicros; r > 0 {
+		// The reservation is at most the turn's bound; it is the bound.
+		tr.reserved = r
+		limits.MaxCost = min(limits.MaxCost, r)
+	}
+	tr.callMaxOut = tr.maxOut
+	tr.budget = newBudget(limits, start)
 	return tr
 }
 

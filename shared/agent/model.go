@@ -21,6 +21,9 @@ func (tr *turn) beforeModel(ctx context.Context) *Error {
 	if e := tr.budget.beforeModel(tr.now(), s); e != nil {
 		return e
 	}
+	if tr.reserved > 0 {
+		return tr.fitCall(s)
+	}
 	worst, err := tr.l.Pricer.WorstCase(tr.model, tr.promptEstimate(), tr.maxOut)
 	if err != nil {
 		return configError("pricing the next call to %s: %v", tr.model, err)
@@ -53,7 +56,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error) {
 		Messages:  tr.messages,
 		Tools:     tr.specs,
 		User:      tr.run.UserID,
-		MaxTokens: tr.maxOut,
+		MaxTokens: tr.callMaxOut,
 		Stream:    tr.l.Stream,
 		OnText:    tr.onText(index),
 	})
@@ -68,7 +71,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error) {
 		var step runs.Step
 		var perr error
 		recorded := true
-		switch u, ok := billedUsage(err, prompt, tr.maxOut); {
+		switch u, ok := billedUsage(err, prompt, tr.callMaxOut); {
 		case resp != nil:
 			step, perr = tr.recordStep(index, started, runs.Step{FinishReason: knownFinish(resp.FinishReason), CallID: resp.CallID, ElapsedMs: elapsed, Estimated: resp.UsageMissing}, resp.Model, resp.Usage)
 			attrs = append(attrs, "finishReason", resp.FinishReason)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/metrics"
+	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/turns"
@@ -75,6 +76,8 @@ type rigOpts struct {
 	installTTL time.Duration
 	// events writes a run's events between its own writes.
 	events bool
+	// spendCap, turnBound and minReservation set the spend cap.
+	spendCap, turnBound, minReservation money.Micros
 }
 
 type rig struct {
@@ -135,6 +138,7 @@ func newRig(t *testing.T, o rigOpts) *rig {
 		t.Fatal(err)
 	}
 	if r.svc, err = turns.NewService(turns.ServiceConfig{Store: ts, Dispatcher: d, Limits: limits,
+		SpendCap: o.spendCap, TurnBound: o.turnBound, MinReservation: o.minReservation,
 		Tools: knownTools, Connectors: []string{"github"}, FallbackConfigured: o.fallback, Installs: installs, Metrics: emitter, Now: r.clock.Now, Log: log}); err != nil {
 		t.Fatal(err)
 	}
