@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/events/handler"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/runs"
@@ -85,6 +86,7 @@ func (r *rig) running(t *testing.T, id string) (*runs.Run, *runs.EventLog) {
 	log.Record(runs.ModelStarted{Step: 0, Model: "m"})
 	log.Record(runs.ModelFinished{Step: 0, Model: "m", PromptTokens: 10, CompletionTokens: 2, CostMicros: 5, FinishReason: "tool_calls"})
 	log.Record(runs.ToolStarted{Step: 0, CallID: "c1", Name: "commonly_run_code", Args: `{"code":"print(1)"}`})
+	log.Record(runs.SandboxCreated{SandboxID: "sb-1", Provider: "local"})
 	if err := r.st.SaveRunEvents(ctx, id, log.Snapshot()); err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +99,7 @@ func (r *rig) finish(t *testing.T, run *runs.Run, log *runs.EventLog) {
 	log.Record(runs.ToolFinished{Step: 0, CallID: "c1", Name: "commonly_run_code", OK: true, Output: `{"stdout":"1\n"}`})
 	log.Record(runs.TextDelta{Step: 1, Text: "it printed 1"})
 	log.Record(runs.ModelFinished{Step: 1, Model: "m", PromptTokens: 20, CompletionTokens: 4, CostMicros: 9, FinishReason: "stop"})
+	log.Record(runs.SandboxKilled{SandboxID: "sb-1", OK: true})
 	run.Events = log.Snapshot()
 	run.Tokens.Add(30, 0, 6)
 	run.AddCost(runs.Cost{ModelMicros: 14})
@@ -155,7 +158,11 @@ func (r *rig) read(t *testing.T, token, id string, after int64, n int) ([]event,
 			cur.typ = line[7:]
 		case strings.HasPrefix(line, "data: "):
 			if err := json.Unmarshal([]byte(line[6:]), &cur.data); err != nil {
-				t.Fatalf("data %q: %v", line, err)
+				t.Errorf("data %q: %v", line, err)
+			}
+			// Every event's data against the document's schema of its type.
+			if err := apitest.Default(t).ValidateEvent(cur.typ, []byte(line[6:])); err != nil {
+				t.Errorf("OpenAPI contract: %v", err)
 			}
 		}
 	}
@@ -173,13 +180,22 @@ func TestFinishedRunReplaysAndResumes(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("Cache-Control") != "no-cache" {
 		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
 	}
-	want := []string{"run.started", "model.started", "model.finished", "tool.started", "tool.finished", "text.delta", "model.finished", "run.finished"}
+	want := []string{"run.started", "model.started", "model.finished", "tool.started", "sandbox.created", "tool.finished", "text.delta", "model.finished", "sandbox.killed", "run.finished"}
 	if len(all) != len(want) {
 		t.Fatalf("%d events: %+v", len(all), all)
 	}
 	for i, e := range all {
 		if e.typ != want[i] || e.id != int64(i+1) || e.data["type"] != e.typ || e.data["id"] != float64(e.id) {
 			t.Fatalf("event %d: %+v", i, e)
+		}
+	}
+	seen := map[string]bool{}
+	for _, e := range all {
+		seen[e.typ] = true
+	}
+	for _, typ := range apitest.Default(t).EventTypes() {
+		if !seen[typ] {
+			t.Errorf("the document's event type %s was not shown", typ)
 		}
 	}
 	fin := all[len(all)-1].data
@@ -225,7 +241,7 @@ func TestReadersOfARunThatFinishes(t *testing.T) {
 	r.finish(t, run, log)
 	wg.Wait()
 	for i, got := range res {
-		if len(got.evs) != 8 || got.evs[7].typ != "run.finished" || got.beats == 0 {
+		if len(got.evs) != 10 || got.evs[9].typ != "run.finished" || got.beats == 0 {
 			t.Fatalf("reader %d: %d events, %d beats: %+v", i, len(got.evs), got.beats, got.evs)
 		}
 		for j, e := range got.evs {
