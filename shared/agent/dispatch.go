@@ -53,7 +53,7 @@ func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) *Erro
 		return nil
 	}
 	if msg, ok := tr.meteredFits(tool); !ok {
-		tr.refuse(step, rec, "over_budget", msg)
+		tr.refuse(step, rec, "over_reservation", msg)
 		return nil
 	}
 

@@ -100,7 +100,8 @@ type ToolStarted struct {
 }
 
 // ToolFinished: a tool call ended. OK, or ErrorKind says why not:
-// not_available, invalid_arguments, over_budget, repeated, not_priced, unencodable,
+// not_available, invalid_arguments, over_reservation (the spend cap
+// reservation cannot hold the call), repeated, not_priced, unencodable,
 // the code run's exit kind (error, timeout, rejected, sandbox_lost),
 // tool_error, or the run's error kind when the failure ended the turn.
 // Output is what the model was told, cut to MaxEventOutput bytes.

@@ -74,10 +74,10 @@ type rigOpts struct {
 	engines    map[turns.EngineName]turns.Engine
 	// installTTL turns the container's install cache on.
 	installTTL time.Duration
-	// events writes a run's events between its own writes.
-	events bool
 	// spendCap, turnBound and minReservation set the spend cap.
 	spendCap, turnBound, minReservation money.Micros
+	// events writes a run's events between its own writes.
+	events bool
 }
 
 type rig struct {
