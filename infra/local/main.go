@@ -81,7 +81,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	gw := &apigatewaylocal.Gateway{Secret: secret, Invoke: st.turn.Handler.HandleHTTP, Log: log}
+	events, err := eventsHandler(st.ddb, cfg.Tables, secret, log)
+	if err != nil {
+		return err
+	}
+	gw := &apigatewaylocal.Gateway{Secret: secret, Invoke: st.turn.Handler.HandleHTTP, Events: events, Log: log}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -133,6 +137,7 @@ type stack struct {
 	reaper *localReaper
 	turn   *app.Built
 	lambda *lambdalocal.Server // nil with TURN_DISPATCH=inline
+	ddb    *dynamodb.Client
 	// traces is the tracer provider (TRACES_FILE, OTEL_*), traceFile
 	// where it writes.
 	traces    *tracing.Provider
@@ -182,6 +187,7 @@ func startStack(ctx context.Context, getenv func(string) string, env map[string]
 		tracing.InstrumentAWS(&awsCfg)
 	}
 	ddb := dynamodb.NewFromConfig(awsCfg)
+	st.ddb = ddb
 	// One local provider for the turns and the reaper: its sessions live
 	// in this process.
 	var box *local.Provider
