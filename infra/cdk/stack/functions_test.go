@@ -107,7 +107,7 @@ func TestEnvironmentDeclaresWhatEachFunctionReads(t *testing.T) {
 		explicit := map[string]map[string]any{
 			TurnFunctionID: {
 				"STAGE": s.Stage, "STATE_TABLE": state, "RUNS_TABLE": runs, "TURN_DISPATCH": "lambda",
-				"LLM_MODE": "live", "SANDBOX": "e2b", "GOMAXPROCS": "1",
+				"LLM_MODE": "live", "SANDBOX": "e2b", "GOMAXPROCS": "1", "SANDBOX_MAX_CONCURRENT": "90",
 			},
 			AlarmFunctionID:  {"STATE_TABLE": state, "EVENT_BUS_NAME": ref(x.id(x.Events.Bus))},
 			ReaperFunctionID: {"STAGE": s.Stage, "STATE_TABLE": state, "RUNS_TABLE": runs, "SANDBOX": "e2b"},

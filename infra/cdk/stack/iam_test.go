@@ -108,6 +108,8 @@ func TestLeastPrivilege(t *testing.T) {
 			secret("E2B_API_KEY", "LLM_API_KEY"),
 			st(sqs, getAtt(x.id(x.Turn.DispatchFailures), "Arn")),
 			st("dynamodb:BatchGetItem,dynamodb:ConditionCheckItem,dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", state),
+			// The sandbox cap's slots only.
+			withCondition(st("dynamodb:DeleteItem,dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*"]}}`),
 			st("dynamodb:ConditionCheckItem,dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
 			st("lambda:InvokeFunction", getAtt(x.id(x.Turn.Function), "Arn")),
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/commonly/runtime/shared/secrets"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -37,6 +38,12 @@ const (
 	// turns.ClaimWindow (90 s) no longer starts its turn; the run is
 	// closed by a retry or the reaper.
 	turnDispatchMaxAgeMinutes = 15
+	// The deployment-wide cap on concurrent code sandboxes: 90 of the
+	// E2B Pro plan's 100 (docs/scale.md), so that a burst meets our clear
+	// tool error, not E2B's refusal; the rest leaves room for sandboxes a
+	// reaper has yet to kill. A stage with more concurrency bought sets
+	// SANDBOX_MAX_CONCURRENT in its environment.
+	turnMaxSandboxes = "90"
 )
 
 // turnSecrets are the turn function's secret variables: all of them.
@@ -64,7 +71,8 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 		"LLM_MODE": jsii.String("live"),
 		"SANDBOX":  jsii.String("e2b"),
 		// One P: shared/gomaxprocs (main reads it).
-		"GOMAXPROCS": jsii.String("1"),
+		"GOMAXPROCS":             jsii.String("1"),
+		"SANDBOX_MAX_CONCURRENT": jsii.String(turnMaxSandboxes),
 
 		"HOSTED_ENGINE": empty, "PLAN_TURN_LIMITS": empty, "INSTALL_CACHE_TTL": empty,
 		"DO_RUNTIME_URL": empty, "DO_RUNTIME_TIMEOUT": empty,
@@ -99,6 +107,15 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 	})
 	state := []string{"GetItem", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem"}
 	grantTable(fn.Role, d.State, state)
+	// The sandbox cap's slots: a shard's slots read with one Query, a
+	// slot freed with a conditional delete; those items only.
+	fn.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("dynamodb:DeleteItem", "dynamodb:Query"),
+		Resources: jsii.Strings(*d.State.TableArn()),
+		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
+			"dynamodb:LeadingKeys": []string{tablekeys.SlotPartitionPrefix + "*"},
+		}},
+	}))
 	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem", "ConditionCheckItem"})
 	// Invoking itself: in a policy of its own, which the function does
 	// not depend on (the role's default policy would make a cycle).
