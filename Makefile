@@ -18,7 +18,7 @@ LAMBDA_BIN = bin$(if $(filter amd64,$(LAMBDA_GOARCH)),,/$(LAMBDA_GOARCH))
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 FUZZTIME ?= 10s
 
-.PHONY: run test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy invoke cdk-test
+.PHONY: run test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test
 
 ## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080) and run the demo turn
 run: deps
@@ -139,6 +139,10 @@ synth: cdk-cli
 ## deploy: cdk deploy of STAGE (an AWS account, bootstrapped once with `cdk bootstrap`)
 deploy: synth
 	$(CDK_ENV) $(CDK) deploy $(CDK_FLAGS) --app cdk.out $(CDK_STACK)
+
+## diff: what deploying STAGE would change, against the deployed stack (needs the AWS account)
+diff: synth
+	$(CDK_ENV) $(CDK) diff $(CDK_FLAGS) --app cdk.out $(CDK_STACK)
 
 ## invoke: FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json]: the function from the template under the RIE
 ENV ?= infra/invoke/local.env.json

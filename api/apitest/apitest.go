@@ -40,6 +40,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 
 	"github.com/commonly/runtime/api"
+	"github.com/commonly/runtime/shared/tablekeys"
 )
 
 // ProblemTypeBase prefixes every problem type in the document.
@@ -390,7 +391,9 @@ var (
 func authenticate(req events.APIGatewayV2HTTPRequest) openapi3filter.AuthenticationFunc {
 	return func(_ context.Context, in *openapi3filter.AuthenticationInput) error {
 		a := req.RequestContext.Authorizer
-		if a == nil || a.JWT == nil || a.JWT.Claims["sub"] == "" {
+		// A sub that breaks the id rule is no identity (bearerAuth's
+		// description): the function answers 401 malformed_identity.
+		if a == nil || a.JWT == nil || !tablekeys.ValidID(a.JWT.Claims["sub"]) {
 			return errNoIdentity
 		}
 		granted := append(strings.Fields(a.JWT.Claims["scope"]), a.JWT.Scopes...)

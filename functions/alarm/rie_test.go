@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
 	"github.com/commonly/runtime/infra/awslocal/rie"
@@ -29,12 +31,15 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 	ctx := context.Background()
 	tables := store.Tables{State: "rie-state", Runs: "rie-runs"}
-	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", tables)
+	// What the stand-ins serve during each invocation is the function's
+	// calls (the test's own reads of the store fall between them).
+	var served, calls awscalls.Recorder
+	db, err := dynamodblocal.NewWithTables(ctx, dynamodblocal.Config{Calls: &served}, tables)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	bus, err := eventbridgelocal.Start(eventbridgelocal.Config{})
+	bus, err := eventbridgelocal.Start(eventbridgelocal.Config{Calls: &served})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +66,11 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		served.Take()
 		body, err := emu.Invoke(ctx, payload)
+		for _, c := range served.Take() {
+			calls.Record(c)
+		}
 		var out struct {
 			BatchItemFailures *[]struct {
 				ItemIdentifier string `json:"itemIdentifier"`
@@ -129,4 +138,12 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if out := emu.Output(); !strings.Contains(out, `"stream batch"`) || !strings.Contains(out, `"userDays"`) {
 		t.Errorf("no JSON batch log line in the function's output")
 	}
+	// The bootstrap's AWS calls, kept in testdata/aws-calls/rie.json
+	// (-update rewrites it) for infra/cdk/stack's TestRolesAllowRecordedCalls.
+	if err := awscalls.CheckFile("testdata/aws-calls/rie.json", awscalls.Symbolic(calls.Calls(),
+		map[string]string{"STATE_TABLE": tables.State, "EVENT_BUS_NAME": "commonly-alarms"}), *update); err != nil {
+		t.Error(err)
+	}
 }
+
+var update = flag.Bool("update", false, "rewrite testdata/aws-calls/rie.json from the calls the bootstrap made")

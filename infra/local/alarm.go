@@ -26,8 +26,11 @@ import (
 type localAlarm struct {
 	bus  *eventbridgelocal.Server
 	file *os.File
-	cfg  alarmapp.Config
-	stop func()
+	// created is whether the stack created file (no EVENTS_FILE): it is
+	// removed when the stack stops, while a named one is kept.
+	created bool
+	cfg     alarmapp.Config
+	stop    func()
 }
 
 // startAlarmBus starts the EventBridge stand-in and opens EVENTS_FILE
@@ -49,13 +52,14 @@ func startAlarmBus(env map[string]string, out io.Writer) (*localAlarm, error) {
 	if err != nil {
 		return nil, fmt.Errorf("events file: %w", err)
 	}
-	bus, err := eventbridgelocal.Start(eventbridgelocal.Config{Out: io.MultiWriter(f, &prefixLines{w: out, prefix: "  EventBridge <- "})})
+	a := &localAlarm{file: f, created: path == "", cfg: cfg}
+	a.bus, err = eventbridgelocal.Start(eventbridgelocal.Config{Out: io.MultiWriter(f, &prefixLines{w: out, prefix: "  EventBridge <- "})})
 	if err != nil {
-		_ = f.Close()
+		a.close()
 		return nil, err
 	}
-	os.Setenv(eventbridgelocal.EndpointVar, bus.URL)
-	return &localAlarm{bus: bus, file: f, cfg: cfg}, nil
+	os.Setenv(eventbridgelocal.EndpointVar, a.bus.URL)
+	return a, nil
 }
 
 // subscribe wires the alarm function with the stack's clients and maps
@@ -81,16 +85,27 @@ func (a *localAlarm) subscribe(ctx context.Context, db *dynamodblocal.Server, dd
 // label is the start banner's line.
 func (a *localAlarm) label() string {
 	path, _ := filepath.Abs(a.file.Name())
-	return fmt.Sprintf("the runs stream → the alarm function (alarm at %s a user-day, DAILY_SPEND_ALARM_USD); events on bus %q at %s, written to %s (EVENTS_FILE)",
-		"$"+a.cfg.Threshold.USD(), a.cfg.EventBus, a.bus.URL, path)
+	kept := "EVENTS_FILE, kept"
+	if a.created {
+		kept = "removed at stop; set EVENTS_FILE to keep them"
+	}
+	return fmt.Sprintf("the runs stream → the alarm function (alarm at %s a user-day, DAILY_SPEND_ALARM_USD); events on bus %q at %s, written to %s (%s)",
+		"$"+a.cfg.Threshold.USD(), a.cfg.EventBus, a.bus.URL, path, kept)
 }
 
+// close stops the mapping and the bus, and removes the events file if
+// the stack created it.
 func (a *localAlarm) close() {
 	if a.stop != nil {
 		a.stop()
 	}
-	_ = a.bus.Close()
+	if a.bus != nil {
+		_ = a.bus.Close()
+	}
 	_ = a.file.Close()
+	if a.created {
+		_ = os.Remove(a.file.Name())
+	}
 }
 
 // prefixLines writes each line it is given behind a prefix.

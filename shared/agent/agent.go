@@ -14,6 +14,7 @@ import (
 
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/tools"
 )
 
@@ -27,8 +28,9 @@ type Model interface {
 // answer zero for something it does not know, so a turn is never free by
 // mistake.
 type Pricer interface {
-	// ModelCost is the price of one call's usage at the time it was made.
-	ModelCost(model string, at time.Time, u llm.Usage) (money.Micros, error)
+	// ModelCostParts is the price of one call's usage at the time it was
+	// made, split into the parts the run records (runs.Cost's model fields).
+	ModelCostParts(model string, at time.Time, u llm.Usage) (runs.Cost, error)
 	// WorstCase is the most a call with this prompt and output cap can cost.
 	WorstCase(model string, promptTokens, maxOutputTokens int64) (money.Micros, error)
 	SearchCost(provider string, queries int64) (money.Micros, error)

@@ -40,7 +40,11 @@ func TestCostIsExact(t *testing.T) {
 		ModelMicros:   step0 + step1,
 		SearchMicros:  3 * 1000,
 		SandboxMicros: 1234 * 2,
-		PriceVersion:  "test-prices-v1",
+		// The model's parts, summed over both calls.
+		InputMicros:       (1200-1024)*3 + (1500-1280)*3,
+		CachedInputMicros: 1024 + 1280,
+		OutputMicros:      80*5 + 35*5,
+		PriceVersion:      "test-prices-v1",
 	}
 	if !reflect.DeepEqual(r.Cost, wantCost) {
 		t.Fatalf("cost = %+v\nwant   %+v", r.Cost, wantCost)

@@ -174,15 +174,21 @@ type fakePricer struct {
 	providers []string
 }
 
-func (p *fakePricer) ModelCost(model string, at time.Time, u llm.Usage) (money.Micros, error) {
+func (p *fakePricer) ModelCostParts(model string, at time.Time, u llm.Usage) (runs.Cost, error) {
 	p.modelCalls = append(p.modelCalls, struct {
 		model string
 		at    time.Time
 	}{model, at})
 	if p.modelErr != nil {
-		return 0, p.modelErr
+		return runs.Cost{}, p.modelErr
 	}
-	return money.Micros((u.PromptTokens-u.CachedPromptTokens)*3 + u.CachedPromptTokens + u.CompletionTokens*5), nil
+	c := runs.Cost{
+		InputMicros:       money.Micros((u.PromptTokens - u.CachedPromptTokens) * 3),
+		CachedInputMicros: money.Micros(u.CachedPromptTokens),
+		OutputMicros:      money.Micros(u.CompletionTokens * 5),
+	}
+	c.ModelMicros = c.InputMicros + c.CachedInputMicros + c.OutputMicros
+	return c, nil
 }
 
 func (p *fakePricer) WorstCase(model string, prompt, maxOut int64) (money.Micros, error) {

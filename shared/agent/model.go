@@ -130,11 +130,12 @@ func (tr *turn) recordStep(index int, started time.Time, step runs.Step, model s
 	tr.run.Tokens.Add(u.PromptTokens, u.CachedPromptTokens, u.CompletionTokens)
 	// Priced under the configured name: the proxy may report the
 	// upstream model's own name, which the price table does not key.
-	cost, perr := tr.l.Pricer.ModelCost(tr.model, started, u)
-	if perr == nil {
-		step.CostMicros = cost
+	cost, perr := tr.l.Pricer.ModelCostParts(tr.model, started, u)
+	if perr != nil {
+		cost = runs.Cost{}
 	}
+	step.CostMicros = cost.ModelMicros
 	tr.run.Steps = append(tr.run.Steps, step)
-	tr.run.AddCost(runs.Cost{ModelMicros: step.CostMicros})
+	tr.run.AddCost(cost)
 	return step, perr
 }

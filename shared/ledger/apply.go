@@ -35,15 +35,19 @@ func apply(b Book, ss []sighting, threshold money.Micros) applied {
 		switch {
 		case counted && !seqAfter(s.seq, c.Seq):
 			// Already counted as of this record or a later one.
-		case !counted && s.cost == 0:
-			// Nothing to count; an absent run counts 0.
+		case !counted && s.cost == 0 && s.facts == nil:
+			// Nothing to count; an absent open run counts 0. A finished
+			// one is a turn for the report, whatever its cost.
 		default:
 			if s.cost != c.CostMicros {
 				a.changed = true
 				a.delta += s.cost - c.CostMicros
 				a.next.CostMicros += s.cost - c.CostMicros
 			}
-			a.next.Runs[s.runID] = Counted{CostMicros: s.cost, Seq: s.seq}
+			if !sameFacts(s.facts, c.Facts) {
+				a.changed = true
+			}
+			a.next.Runs[s.runID] = Counted{CostMicros: s.cost, Seq: s.seq, Facts: s.facts}
 		}
 		if a.next.CostMicros < threshold {
 			a.crossing = ""

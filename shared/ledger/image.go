@@ -32,7 +32,8 @@ type Image struct {
 
 // ImageAttributes are the attributes Image reads, so a caller holding a
 // wider image (a stream record's) converts only these.
-var ImageAttributes = []string{"runId", "userId", "day", "engine", "costMicros"}
+// The usage report's facts of a finished run are among them (facts.go).
+var ImageAttributes = append([]string{"runId", "userId", "day", "engine", "costMicros"}, factAttributes...)
 
 // DecodeImage reads and checks a run image. The day is the run's own (its
 // admission's UTC day), never the time the record is processed.

@@ -41,6 +41,8 @@ type sighting struct {
 	runID  string
 	engine string
 	cost   money.Micros
+	// facts are the run's when the record is of a finished run.
+	facts *Facts
 }
 
 // dayRecords is a user-day's sightings in shard order.
@@ -97,7 +99,7 @@ func fold(records []Record) (days []*dayRecords, removes int, skipped []Skip) {
 				add(from, sighting{seq: r.Seq, runID: im.RunID, engine: im.Engine})
 			}
 		}
-		add(k, sighting{seq: r.Seq, runID: im.RunID, engine: im.Engine, cost: im.CostMicros})
+		add(k, sighting{seq: r.Seq, runID: im.RunID, engine: im.Engine, cost: im.CostMicros, facts: decodeFacts(r.New)})
 	}
 	return days, removes, skipped
 }

@@ -19,6 +19,9 @@ var ErrConflict = errors.New("ledger: user-day written concurrently")
 type Counted struct {
 	CostMicros money.Micros `dynamodbav:"c"`
 	Seq        string       `dynamodbav:"s"`
+	// Facts are the run's, once a finished record of it is counted, for
+	// the usage report's digest (nil while the run is open).
+	Facts *Facts `dynamodbav:"f,omitempty"`
 }
 
 // Book is a user-day's ledger item: the runs it has counted and their sum.
@@ -47,6 +50,8 @@ type Write struct {
 	From  int64
 	Next  Book
 	Delta money.Micros
+	// Digest is DigestOf(Next), written on the ledger item with it.
+	Digest Digest
 }
 
 // Store keeps the ledgers and the usage items (DynamoDB: store.Dynamo).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/runs"
 )
 
 // Bounds on the quantities priced, so that no product can overflow int64
@@ -30,20 +31,33 @@ const worstCaseHorizon = time.Hour
 // instant. Each part is rounded up to a whole micro-dollar, so a call is
 // priced at most 3 µ$ above its exact cost and never below it.
 func (t *Table) ModelCost(model string, at time.Time, u llm.Usage) (money.Micros, error) {
+	c, err := t.ModelCostParts(model, at, u)
+	return c.ModelMicros, err
+}
+
+// ModelCostParts is ModelCost with its parts: a run's cost to add
+// (runs.Run.AddCost) whose ModelMicros is ModelCost and whose
+// InputMicros, CachedInputMicros and OutputMicros are the three rounded
+// parts that sum to it, so a report can split the model's cost exactly.
+func (t *Table) ModelCostParts(model string, at time.Time, u llm.Usage) (runs.Cost, error) {
 	for _, n := range []int64{u.PromptTokens, u.CachedPromptTokens, u.CompletionTokens} {
 		if n < 0 || n > maxTokens {
-			return 0, fmt.Errorf("pricing: token counts out of range: prompt %d, cached %d, completion %d", u.PromptTokens, u.CachedPromptTokens, u.CompletionTokens)
+			return runs.Cost{}, fmt.Errorf("pricing: token counts out of range: prompt %d, cached %d, completion %d", u.PromptTokens, u.CachedPromptTokens, u.CompletionTokens)
 		}
 	}
 	p, err := t.priceAt(model, at)
 	if err != nil {
-		return 0, err
+		return runs.Cost{}, err
 	}
 	r := p.ratesAt(at)
 	uncached := max(u.PromptTokens-u.CachedPromptTokens, 0)
-	return money.PerMillionTokens(r.InputCacheHit, u.CachedPromptTokens) +
-		money.PerMillionTokens(r.InputCacheMiss, uncached) +
-		money.PerMillionTokens(r.Output, u.CompletionTokens), nil
+	c := runs.Cost{
+		CachedInputMicros: money.PerMillionTokens(r.InputCacheHit, u.CachedPromptTokens),
+		InputMicros:       money.PerMillionTokens(r.InputCacheMiss, uncached),
+		OutputMicros:      money.PerMillionTokens(r.Output, u.CompletionTokens),
+	}
+	c.ModelMicros = c.InputMicros + c.CachedInputMicros + c.OutputMicros
+	return c, nil
 }
 
 // WorstCase is WorstCaseAt for a call starting now, by the table's clock

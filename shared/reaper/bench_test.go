@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	smithymiddleware "github.com/aws/smithy-go/middleware"
 
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/reaper"
 	"github.com/commonly/runtime/shared/runs"
@@ -23,34 +22,15 @@ import (
 	"github.com/commonly/runtime/shared/utcday"
 )
 
-// opCounter counts DynamoDB calls by operation, through an SDK
-// middleware on the client the store uses.
-type opCounter struct {
-	mu  sync.Mutex
-	ops map[string]int
-}
+// opCounter counts DynamoDB calls, through the awscalls middleware on
+// the client the store uses.
+type opCounter struct{ n atomic.Int64 }
 
 func (c *opCounter) option(o *dynamodb.Options) {
-	o.APIOptions = append(o.APIOptions, func(s *smithymiddleware.Stack) error {
-		return s.Initialize.Add(smithymiddleware.InitializeMiddlewareFunc("CountCalls",
-			func(ctx context.Context, in smithymiddleware.InitializeInput, next smithymiddleware.InitializeHandler) (smithymiddleware.InitializeOutput, smithymiddleware.Metadata, error) {
-				c.mu.Lock()
-				c.ops[middleware.GetOperationName(ctx)]++
-				c.mu.Unlock()
-				return next.HandleInitialize(ctx, in)
-			}), smithymiddleware.Before)
-	})
+	o.APIOptions = append(o.APIOptions, awscalls.Middleware(func(awscalls.Call) { c.n.Add(1) }))
 }
 
-func (c *opCounter) total() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, v := range c.ops {
-		n += v
-	}
-	return n
-}
+func (c *opCounter) total() int { return int(c.n.Load()) }
 
 // BenchmarkSweep is one sweep on the production parts: the E2B client
 // against the fake E2B, the store against the embedded DynamoDB, the
@@ -84,7 +64,7 @@ func benchSweep(b *testing.B, sandboxes, expired, open int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		counter := &opCounter{ops: map[string]int{}}
+		counter := &opCounter{}
 		st, err := store.New(store.Config{DB: db.Client(counter.option), Tables: tables})
 		if err != nil {
 			b.Fatal(err)

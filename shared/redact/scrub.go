@@ -14,17 +14,35 @@ import (
 const Redacted = "[redacted]"
 
 // MinPiece is the shortest run of a secret's characters that is redacted
-// wherever it appears. A key's identifying part is its random part, about
-// 6 bits a character: 6 characters (36 bits) tell one key from any other
-// a deployment will see, while shorter runs (a provider's "sk-" or "e2b_"
-// prefix and a few characters) are what people write anyway. A secret
-// shorter than MinPiece is redacted only whole.
-const MinPiece = 6
+// wherever it appears: the secret, or a piece long enough to stand for it
+// (an upstream that echoes a key cut to its first or last 10 characters),
+// not a fragment other text shares with it. A key's random part carries
+// about 6 bits a character, so 10 characters (with a provider's "sk-" or
+// "e2b_" prefix, at least 6 random ones) still name one key; 6 did too,
+// but words and ids share 6-character runs with secrets made of words
+// (the local stack's "commonly-local-dev-secret" cut its request ids
+// "local-…" to "[redacted]…"). A secret shorter than MinPiece is redacted
+// only whole.
+const MinPiece = 10
 
 // encodedPiece is the shortest run of a secret's encoded form (base64,
-// hex) that is redacted: 8 characters stand for 6 bytes of base64 and 4 of
-// hex, long enough not to be found by chance in ids and hashes.
-const encodedPiece = 8
+// hex) that is redacted: 12 characters stand for 9 bytes of base64 and 6
+// of hex, long enough not to be found by chance in ids and hashes.
+const encodedPiece = 12
+
+// window is the last (up to) 16 bytes of text, ASCII-lowercased: the key
+// of a piece in the scrubber's sets.
+type window struct{ hi, lo uint64 }
+
+// push shifts b into w.
+func (w window) push(b byte) window {
+	return window{hi: w.hi<<8 | w.lo>>56, lo: w.lo<<8 | uint64(lowerByte(b))}
+}
+
+// last is w's last n bytes (8 < n <= 16).
+func (w window) last(n int) window {
+	return window{hi: w.hi & (1<<(8*(n-8)) - 1), lo: w.lo}
+}
 
 // Scrubber removes configured secrets from text an upstream sent back,
 // before it is logged or shown: every copy of a secret and every piece of
@@ -35,8 +53,8 @@ const encodedPiece = 8
 // from any goroutine: it is read only.
 type Scrubber struct {
 	// raw and enc hold every MinPiece- and encodedPiece-long window of
-	// the secrets' forms, ASCII-lowercased and packed into a uint64.
-	raw, enc map[uint64]struct{}
+	// the secrets' forms, ASCII-lowercased.
+	raw, enc map[window]struct{}
 	// short are the lowercased forms of secrets shorter than MinPiece,
 	// redacted only whole.
 	short []string
@@ -44,7 +62,7 @@ type Scrubber struct {
 
 // NewScrubber builds a scrubber for secrets; empty ones are ignored.
 func NewScrubber(secrets ...string) *Scrubber {
-	s := &Scrubber{raw: map[uint64]struct{}{}, enc: map[uint64]struct{}{}}
+	s := &Scrubber{raw: map[window]struct{}{}, enc: map[window]struct{}{}}
 	for _, secret := range secrets {
 		if secret == "" {
 			continue
@@ -96,19 +114,14 @@ func encodedForms(secret string) []string {
 	return forms
 }
 
-func addWindows(set map[uint64]struct{}, form string, n int) {
-	for i := 0; i+n <= len(form); i++ {
-		set[pack(form[i:i+n])] = struct{}{}
+func addWindows(set map[window]struct{}, form string, n int) {
+	var w window
+	for i := range len(form) {
+		w = w.push(form[i])
+		if i+1 >= n {
+			set[w.last(n)] = struct{}{}
+		}
 	}
-}
-
-// pack is up to 8 bytes, ASCII-lowercased, as one number.
-func pack(s string) uint64 {
-	var k uint64
-	for i := range len(s) {
-		k = k<<8 | uint64(lowerByte(s[i]))
-	}
-	return k
 }
 
 func lowerByte(b byte) byte {
@@ -147,17 +160,16 @@ func (s *Scrubber) Scrub(text string) string {
 			covered[i] = true
 		}
 	}
-	const mask6 = 1<<(8*MinPiece) - 1
-	var k uint64
+	var w window
 	for i := range len(text) {
-		k = k<<8 | uint64(lowerByte(text[i]))
+		w = w.push(text[i])
 		if i+1 >= MinPiece {
-			if _, ok := s.raw[k&mask6]; ok {
+			if _, ok := s.raw[w.last(MinPiece)]; ok {
 				mark(i+1-MinPiece, i+1)
 			}
 		}
 		if i+1 >= encodedPiece {
-			if _, ok := s.enc[k]; ok {
+			if _, ok := s.enc[w.last(encodedPiece)]; ok {
 				mark(i+1-encodedPiece, i+1)
 			}
 		}

@@ -29,8 +29,7 @@ func echoes(key string) map[string]string {
 		"whole":               key,
 		"prefix 10":           key[:10],
 		"suffix 10":           key[len(key)-10:],
-		"prefix 6":            key[:6],
-		"middle 8":            key[5:13],
+		"middle 10":           key[5:15],
 		"upper case":          strings.ToUpper(key),
 		"query escaped":       url.QueryEscape(key),
 		"path escaped":        url.PathEscape(key),
@@ -74,7 +73,7 @@ func TestScrubberKeepsOtherText(t *testing.T) {
 	s := NewScrubber(testKeys...)
 	for _, text := range []string{
 		"", "run_8515469973d454f6790a04a8 finished in 1234 ms", "model proxy error (status 502)",
-		"sk-Zq and e2b_5 are not enough", "héllo wörld ✓ 日本語",
+		"sk-Zq and e2b_5 are not enough", "sk-Zq8vN1 and e2b_5f1c neither", "héllo wörld ✓ 日本語",
 		strings.Repeat("abcdefghijklmnopqrstuvwxyz0123456789", 30),
 	} {
 		if got := s.Scrub(text); got != text {
@@ -132,7 +131,7 @@ func TestHandlerScrubsEveryLogLine(t *testing.T) {
 		"err", errors.New("upstream said "+url.QueryEscape(key)),
 		"lv", logStringer{base64.StdEncoding.EncodeToString([]byte(key))},
 		slog.Group("inner", "x", "pre "+key+" post"),
-		"list", []string{"a", key[:8]},
+		"list", []string{"a", key[:12]},
 		"n", 42,
 	)
 	out := buf.String()
@@ -164,5 +163,31 @@ func TestScrub(t *testing.T) {
 	}
 	if got := Scrub("nothing", ""); got != "nothing" {
 		t.Errorf("empty secret changed the text: %q", got)
+	}
+}
+
+// Issue 23: the scrubber redacts secrets, not fragments other text shares
+// with them. The local stack's request ids ("local-<ms>-<n>") share
+// "local-" with its JWT secret, and a run id may share a few characters
+// with a key: both are logged as they are, while the secret itself, and
+// a piece long enough to stand for it, are still redacted.
+func TestIDSharingAPrefixWithASecretSurvives(t *testing.T) {
+	const secret = "commonly-local-dev-secret"
+	s := NewScrubber(secret)
+	for _, id := range []string{
+		"local-1796315881398-21", "commonly-2", "local-dev1", "run_commonly-123",
+		`{"requestId":"local-1796315881398-21","msg":"turn queued"}`,
+	} {
+		if got := s.Scrub(id); got != id {
+			t.Errorf("Scrub(%q) = %q, want it unchanged", id, got)
+		}
+	}
+	for text, want := range map[string]string{
+		"token " + secret:              "token " + Redacted,
+		"key commonly-local-de… (cut)": "key " + Redacted + "… (cut)",
+	} {
+		if got := s.Scrub(text); got != want {
+			t.Errorf("Scrub(%q) = %q, want %q", text, got, want)
+		}
 	}
 }

@@ -59,6 +59,9 @@ type Run struct {
 	AgentName  string `json:"agentName" dynamodbav:"agentName"`
 	InstanceID string `json:"instanceId" dynamodbav:"instanceId"`
 	Engine     string `json:"engine" dynamodbav:"engine"`
+	// Plan is the user's plan the turn was admitted under (its ceiling);
+	// empty on runs written before it was recorded.
+	Plan string `json:"plan,omitempty" dynamodbav:"plan,omitempty"`
 	// Model is the model that served the turn, as it is priced (a live
 	// model's name, or offline-demo for the offline model); empty until an
 	// engine runs it.
@@ -125,7 +128,15 @@ type Cost struct {
 	ModelMicros   money.Micros `json:"modelMicros" dynamodbav:"modelMicros"`
 	SandboxMicros money.Micros `json:"sandboxMicros" dynamodbav:"sandboxMicros"`
 	SearchMicros  money.Micros `json:"searchMicros" dynamodbav:"searchMicros"`
-	PriceVersion  string       `json:"priceVersion,omitempty" dynamodbav:"priceVersion,omitempty"`
+	// InputMicros, CachedInputMicros and OutputMicros split ModelMicros
+	// by what the model was paid for: prompt tokens at the cache-miss
+	// rate, at the cache-hit rate, and completion tokens. Their sum is
+	// ModelMicros for every call priced by the price table; a call
+	// priced otherwise leaves them zero.
+	InputMicros       money.Micros `json:"inputMicros,omitempty" dynamodbav:"inputMicros,omitempty"`
+	CachedInputMicros money.Micros `json:"cachedInputMicros,omitempty" dynamodbav:"cachedInputMicros,omitempty"`
+	OutputMicros      money.Micros `json:"outputMicros,omitempty" dynamodbav:"outputMicros,omitempty"`
+	PriceVersion      string       `json:"priceVersion,omitempty" dynamodbav:"priceVersion,omitempty"`
 }
 
 // Total is the sum of the parts.
@@ -138,6 +149,9 @@ func (r *Run) AddCost(c Cost) {
 	r.Cost.ModelMicros += c.ModelMicros
 	r.Cost.SandboxMicros += c.SandboxMicros
 	r.Cost.SearchMicros += c.SearchMicros
+	r.Cost.InputMicros += c.InputMicros
+	r.Cost.CachedInputMicros += c.CachedInputMicros
+	r.Cost.OutputMicros += c.OutputMicros
 	r.CostMicros = r.Cost.Total()
 }
 

@@ -69,6 +69,7 @@ type ledgerItem struct {
 	CostMicros money.Micros              `dynamodbav:"costMicros"`
 	Runs       map[string]ledger.Counted `dynamodbav:"runs"`
 	TTL        int64                     `dynamodbav:"ttl"`
+	reportAttrs
 }
 
 // WriteDay replaces the ledger item, conditional on the revision read
@@ -85,6 +86,7 @@ func (d *Dynamo) WriteDay(ctx context.Context, w ledger.Write) error {
 	item, err := withKey(ledgerItem{
 		UserID: w.Key.UserID, Day: w.Key.Day, Rev: w.Next.Rev,
 		CostMicros: w.Next.CostMicros, Runs: w.Next.Runs, TTL: ttl,
+		reportAttrs: reportOf(w),
 	}, tablekeys.Ledger(w.Key.UserID, w.Key.Day))
 	if err != nil {
 		return err

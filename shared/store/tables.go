@@ -40,7 +40,7 @@ func CreateTables(ctx context.Context, db tableCreator, t Tables) error {
 		{
 			TableName:            aws.String(t.State),
 			BillingMode:          types.BillingModePayPerRequest,
-			AttributeDefinitions: []types.AttributeDefinition{s(tablekeys.PK), s(tablekeys.SK), s(tablekeys.GSI1PK), s(tablekeys.GSI1SK), s(tablekeys.RunID), s(tablekeys.SandboxID)},
+			AttributeDefinitions: []types.AttributeDefinition{s(tablekeys.PK), s(tablekeys.SK), s(tablekeys.GSI1PK), s(tablekeys.GSI1SK), s(tablekeys.RunID), s(tablekeys.SandboxID), s(tablekeys.ReportPK), s(tablekeys.ReportSK)},
 			KeySchema:            []types.KeySchemaElement{hash(tablekeys.PK), rng(tablekeys.SK)},
 			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
 				IndexName:  aws.String(tablekeys.LiveIndex),
@@ -50,7 +50,7 @@ func CreateTables(ctx context.Context, db tableCreator, t Tables) error {
 				IndexName:  aws.String(tablekeys.RunSandboxesIndex),
 				KeySchema:  []types.KeySchemaElement{hash(tablekeys.RunID), rng(tablekeys.SandboxID)},
 				Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
-			}},
+			}, reportIndex(hash(tablekeys.ReportPK), rng(tablekeys.ReportSK))},
 		},
 		{
 			TableName:            aws.String(t.Runs),

@@ -16,6 +16,11 @@
 // "runSandboxes" (runId, sandboxId: the record's own attributes; no other
 // item has both) so a run's sandboxes are one Query.
 //
+// Cost ledgers are also on the sparse GSI "reportDays" (rptPk =
+// "RPT#<day>#<shard>", rptSk = userId; report.go), projecting the
+// usage report's digest, so a report lists a day's user-days without a
+// scan and no single key takes every ledger write.
+//
 // The runs table (RUNS_TABLE) holds one AgentRun per item under runId; its
 // stream feeds the cost alarm. Open runs (queued or running) are also on
 // the sparse GSI "open" (openPk = "RUN#open#<shard>", openSince =

@@ -11,8 +11,11 @@ import (
 // Sentinel errors of the turn service. The API maps each to one HTTP
 // status and problem type, once, with errors.Is.
 var (
-	ErrInvalid             = errors.New("invalid request")
-	ErrUnauthenticated     = errors.New("no identity")
+	ErrInvalid         = errors.New("invalid request")
+	ErrUnauthenticated = errors.New("no identity")
+	// ErrMalformedIdentity: the token's subject breaks the id rule
+	// (tablekeys.ValidID), so it cannot name a user in a key.
+	ErrMalformedIdentity   = errors.New("malformed identity")
 	ErrForbidden           = errors.New("not yours")
 	ErrNotFound            = errors.New("not found")
 	ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")

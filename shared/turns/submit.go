@@ -156,6 +156,9 @@ const maxPlanAttempts = 3
 func (s *Service) admit(ctx context.Context, a Admission) (AdmitResult, Plan, error) {
 	for attempt := 1; ; attempt++ {
 		a.Limit = s.cfg.Limits.For(a.Plan)
+		// The run records the plan it is admitted under, for the usage
+		// report's turns by plan.
+		a.Run.Plan = string(a.Plan)
 		res, err := s.store.Admit(ctx, a)
 		if err != nil {
 			return AdmitResult{}, "", wrapUnavailable("admit turn", err)

@@ -7,12 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/commonly/runtime/bench/internal/procstat"
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 )
 
 // Counter counts the DynamoDB API calls made through a client, by
@@ -20,24 +22,47 @@ import (
 // store makes (the SDK's own retries of one call are not counted again;
 // the store's retries of a conflicted transaction are new calls, and are).
 type Counter struct {
-	mu  sync.Mutex
-	ops map[string]int64
+	mu      sync.Mutex
+	ops     map[string]int64
+	observe func(context.Context, Observed)
 }
+
+// Observed is one counted call as the middleware saw it: for a caller
+// that accounts for more than the operation (the load run's tables and
+// write units, bench/internal/load).
+type Observed struct {
+	Op      string
+	Input   any // the operation's input, e.g. *dynamodb.PutItemInput
+	Output  any // its output; nil when it failed
+	Err     error
+	Started time.Time
+}
+
+// Observe calls fn after each counted call returns, with the call's
+// context; set it before the client is used.
+func (c *Counter) Observe(fn func(context.Context, Observed)) { c.observe = fn }
 
 // NewCounter returns an empty counter.
 func NewCounter() *Counter { return &Counter{ops: map[string]int64{}} }
 
-// Option installs the counting middleware on a DynamoDB client:
-// dynamodb.NewFromConfig(cfg, counter.Option()).
+// Option installs the counting middleware (awscalls.Middleware) on a
+// DynamoDB client: dynamodb.NewFromConfig(cfg, counter.Option()).
 func (c *Counter) Option() func(*dynamodb.Options) {
 	return func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("BenchCountCalls",
-				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-					c.add(awsmiddleware.GetOperationName(ctx))
-					return next.HandleInitialize(ctx, in)
-				}), middleware.Before)
-		})
+		o.APIOptions = append(o.APIOptions,
+			awscalls.Middleware(func(call awscalls.Call) { c.add(call.Operation) }),
+			func(s *middleware.Stack) error {
+				return s.Initialize.Add(middleware.InitializeMiddlewareFunc("BenchObserveCalls",
+					func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+						if c.observe == nil {
+							return next.HandleInitialize(ctx, in)
+						}
+						started := time.Now()
+						out, md, err := next.HandleInitialize(ctx, in)
+						c.observe(ctx, Observed{Op: awsmiddleware.GetOperationName(ctx), Input: in.Parameters, Output: out.Result, Err: err, Started: started})
+						return out, md, err
+					}), middleware.After)
+			})
 	}
 }
 

@@ -15,13 +15,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/commonly/runtime/functions/alarm/app"
 	"github.com/commonly/runtime/functions/alarm/handler"
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
 	"github.com/commonly/runtime/shared/metrics"
@@ -62,7 +62,7 @@ func newHarness(t *testing.T, env map[string]string) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = bus.Close() })
-	hs := &harness{t: t, bus: bus, calls: &callCounter{ops: map[string]int{}}, now: time.Date(2026, 12, 2, 23, 0, 0, 0, time.UTC)}
+	hs := &harness{t: t, bus: bus, calls: &callCounter{}, now: time.Date(2026, 12, 2, 23, 0, 0, 0, time.UTC)}
 	hs.db = srv.Client(hs.calls.option())
 	hs.raw = srv.Client()
 	if hs.store, err = store.New(store.Config{DB: hs.raw, Tables: harnessTables}); err != nil {
@@ -82,7 +82,9 @@ func newHarness(t *testing.T, env map[string]string) *harness {
 		t.Fatal(err)
 	}
 	hs.h, err = app.Build(cfg, app.Deps{
-		Dynamo: hs.db, EventBridge: bus.Client(), Now: now,
+		Dynamo: hs.db, EventBridge: eventbridge.New(bus.Client().Options(), func(o *eventbridge.Options) {
+			o.APIOptions = append(o.APIOptions, awscalls.Middleware(hs.calls.record))
+		}), Now: now,
 		Log:     slog.New(slog.NewJSONHandler(&hs.logs, nil)),
 		Metrics: emf,
 	})
@@ -187,32 +189,28 @@ func failures(resp events.DynamoDBEventResponse) []string {
 	return out
 }
 
-// callCounter counts DynamoDB calls by operation, once per call the code
-// makes (the SDK's own retries are not counted again).
-type callCounter struct {
-	mu  sync.Mutex
-	ops map[string]int
+// callCounter records the function's AWS calls (awscalls, on its
+// clients) and counts its DynamoDB calls by operation, once per call the
+// code makes (the SDK's own retries are not counted again).
+type callCounter struct{ rec awscalls.Recorder }
+
+// record keeps a call for take and for the package's recording.
+func (c *callCounter) record(call awscalls.Call) {
+	c.rec.Record(call)
+	recorded.Record(call)
 }
 
 func (c *callCounter) option() func(*dynamodb.Options) {
-	return func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("CountCalls",
-				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-					c.mu.Lock()
-					c.ops[awsmiddleware.GetOperationName(ctx)]++
-					c.mu.Unlock()
-					return next.HandleInitialize(ctx, in)
-				}), middleware.Before)
-		})
-	}
+	return func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, awscalls.Middleware(c.record)) }
 }
 
-// take returns the calls since the last take.
+// take returns the DynamoDB calls since the last take, by operation.
 func (c *callCounter) take() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := c.ops
-	c.ops = map[string]int{}
-	return out
+	var dynamo []awscalls.Call
+	for _, call := range c.rec.Take() {
+		if call.Service == "dynamodb" {
+			dynamo = append(dynamo, call)
+		}
+	}
+	return awscalls.Count(dynamo)
 }

@@ -82,7 +82,9 @@ func newStackWith(t *testing.T, extra map[string]string, steps ...llmtest.Step) 
 	t.Cleanup(func() { _ = db.Close() })
 	s.db = db.Client()
 	log := slog.New(slog.NewJSONHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	built, err := app.Build(context.Background(), cfg, app.Deps{Dynamo: s.db, Log: log})
+	// The function's own client records its calls; s.db is the tests'.
+	fnDB := db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption) })
+	built, err := app.Build(context.Background(), cfg, app.Deps{Dynamo: fnDB, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
@@ -87,6 +88,8 @@ type envOpts struct {
 	spendCap money.Micros
 	// installCacheTTL turns the container's install cache on (off: 0).
 	installCacheTTL time.Duration
+	// logHandler writes the function's log (nil: JSON into env.logs).
+	logHandler slog.Handler
 }
 
 type env struct {
@@ -109,7 +112,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	st, err := store.New(store.Config{DB: db.Client(), Tables: testTables})
+	st, err := store.New(store.Config{DB: db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption) }), Tables: testTables})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +123,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 	clk := &clock{t: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
 	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
+	if o.logHandler != nil {
+		log = slog.New(o.logHandler)
+	}
 	native := &nativeStub{}
 	engines := map[turns.EngineName]turns.Engine{turns.Native: native}
 	prices, err := pricing.Load("")

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -102,7 +103,16 @@ func (h *Handler) HandleDispatch(ctx context.Context, runID string) (*DispatchRe
 func (h *Handler) HandleHTTP(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse) {
 	start := time.Now()
 	caller := callerFrom(&req)
-	log := h.log.With("requestId", req.RequestContext.RequestID, "userId", caller.ID, "route", req.RouteKey)
+	// A subject that breaks the id rule names no user: it could forge a
+	// key ("u1#LEDGER") or mislead a log. It is refused below on every
+	// route that needs an identity, and never logged as a user id.
+	malformed := caller.ID != "" && !tablekeys.ValidID(caller.ID)
+	if malformed {
+		caller = turns.Caller{}
+	}
+	// requestId is Lambda's, added to every line by the lambdacontext
+	// logger; API Gateway's id (the access log's requestId) is its own key.
+	log := h.log.With("apiRequestId", req.RequestContext.RequestID, "userId", caller.ID, "route", req.RouteKey)
 	defer func() {
 		if p := recover(); p != nil {
 			log.ErrorContext(ctx, "handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -124,6 +134,10 @@ func (h *Handler) HandleHTTP(ctx context.Context, req events.APIGatewayV2HTTPReq
 	}
 	rt, ok := lookupRoute(routeKey)
 	if caller.ID == "" && (!ok || rt.access != public) {
+		if malformed {
+			log.WarnContext(ctx, "token refused: its subject breaks the id rule")
+			return problemResponse(problemFor(turns.ErrMalformedIdentity))
+		}
 		return problemResponse(problemFor(turns.ErrUnauthenticated))
 	}
 	if !ok {

@@ -70,6 +70,8 @@ func problemFor(err error) *Problem {
 		return p
 	case errors.Is(err, turns.ErrUnauthenticated):
 		return problem(http.StatusUnauthorized, "unauthenticated", "No identity", "the request carries no authenticated identity")
+	case errors.Is(err, turns.ErrMalformedIdentity):
+		return problem(http.StatusUnauthorized, "malformed_identity", "Malformed identity", "the token's subject is not a valid user id")
 	case errors.Is(err, turns.ErrForbidden):
 		return problem(http.StatusForbidden, "forbidden", "Not yours", "the caller may not act on this resource")
 	case errors.Is(err, turns.ErrNotFound):

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/truora/minidyn/server"
 
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/shared/store"
 )
 
@@ -65,6 +66,9 @@ type Config struct {
 	// Log receives the event source mappings' retries and on-failure
 	// records; nil means slog.Default().
 	Log *slog.Logger
+	// Calls, when set, records every request served (awscalls.Handler):
+	// how the RIE tests see the calls of a bootstrap in its own process.
+	Calls *awscalls.Recorder
 }
 
 // Server is a running embedded DynamoDB.
@@ -120,7 +124,7 @@ func New(cfg Config) (*Server, error) {
 		streams: map[string]*stream{},
 	}
 	s.ddb.OnItemChanges(s.record)
-	s.srv = &http.Server{Handler: s.ddb, ReadHeaderTimeout: 5 * time.Second}
+	s.srv = &http.Server{Handler: awscalls.Handler("dynamodb", cfg.Calls, s.ddb), ReadHeaderTimeout: 5 * time.Second}
 	go func() { s.done <- s.srv.Serve(ln) }()
 	if cfg.TTLSweepInterval > 0 {
 		ctx, cancel := context.WithCancel(context.Background())

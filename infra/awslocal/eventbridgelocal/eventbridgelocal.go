@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/internal/loopback"
 )
 
@@ -82,6 +83,8 @@ type Config struct {
 	Fail func(Entry) bool
 	// Now stamps events without a Time (default time.Now).
 	Now func() time.Time
+	// Calls, when set, records every request served (awscalls.Handler).
+	Calls *awscalls.Recorder
 }
 
 // Server is a running stand-in.
@@ -121,7 +124,7 @@ func Start(cfg Config) (*Server, error) {
 		}
 		s.file = f
 	}
-	srv, err := loopback.Serve(cfg.Addr, s)
+	srv, err := loopback.Serve(cfg.Addr, awscalls.Handler("events", cfg.Calls, s))
 	if err != nil {
 		if s.file != nil {
 			_ = s.file.Close()

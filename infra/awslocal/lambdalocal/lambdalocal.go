@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/internal/loopback"
 )
 
@@ -39,6 +40,16 @@ type Server struct {
 	http  *loopback.Server
 	mu    sync.Mutex
 	queue []Invocation
+	calls *awscalls.Recorder
+}
+
+// RecordCalls records every Invoke served from now on in rec (Call
+// "lambda" "Invoke" with the function as the path names it): how the RIE
+// tests see a bootstrap's invocations of itself.
+func (s *Server) RecordCalls(rec *awscalls.Recorder) {
+	s.mu.Lock()
+	s.calls = rec
+	s.mu.Unlock()
 }
 
 // Start serves on a free loopback port; names are the names by which the
@@ -59,6 +70,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || !ok || !ok2 {
 		lambdaError(w, http.StatusBadRequest, "InvalidRequestContentException", "only Invoke is served by the local Lambda")
 		return
+	}
+	s.mu.Lock()
+	rec := s.calls
+	s.mu.Unlock()
+	if rec != nil {
+		rec.Record(awscalls.Call{Service: "lambda", Operation: "Invoke", Resource: name})
 	}
 	if !slices.Contains(s.names, name) {
 		lambdaError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+name+" (the local Lambda runs one function)")

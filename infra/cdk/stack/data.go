@@ -68,6 +68,22 @@ func newData(scope constructs.Construct, s *Settings) *Data {
 		SortKey:        str(tablekeys.SandboxID),
 		ProjectionType: awsdynamodb.ProjectionType_ALL,
 	})
+	// Cost ledgers by day, sparse, sharded and projecting the usage
+	// digest only, so `make report` lists a day's user-days without a scan.
+	d.State.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:        jsii.String(tablekeys.ReportIndex),
+		PartitionKey:     str(tablekeys.ReportPK),
+		SortKey:          str(tablekeys.ReportSK),
+		ProjectionType:   awsdynamodb.ProjectionType_INCLUDE,
+		NonKeyAttributes: jsii.Strings(tablekeys.ReportDigest),
+	})
+	// The tables' names, for operators' tools (`make report`).
+	awscdk.NewCfnOutput(scope, jsii.String("StateTableName"), &awscdk.CfnOutputProps{
+		Value: d.State.TableName(), Description: jsii.String("STATE_TABLE for make report"),
+	})
+	awscdk.NewCfnOutput(scope, jsii.String("RunsTableName"), &awscdk.CfnOutputProps{
+		Value: d.Runs.TableName(), Description: jsii.String("RUNS_TABLE for make report"),
+	})
 	// Open runs, sparse and keys only, so the reaper finds the abandoned
 	// ones without a scan, and claims and checkpoints cost it nothing.
 	d.Runs.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{

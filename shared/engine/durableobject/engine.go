@@ -33,7 +33,6 @@ import (
 	"github.com/commonly/runtime/shared/agent"
 	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/llm"
-	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/turns"
@@ -67,7 +66,7 @@ const maxFinalMessage = 32000
 // Pricer prices the model usage the runtime reports. *pricing.Table
 // implements it.
 type Pricer interface {
-	ModelCost(model string, at time.Time, u llm.Usage) (money.Micros, error)
+	ModelCostParts(model string, at time.Time, u llm.Usage) (runs.Cost, error)
 	Version() string
 }
 
@@ -231,12 +230,12 @@ func (e *Engine) failed(ctx context.Context, r *runs.Run, err error, start time.
 // free. When neither can price it the run fails as config, and charge
 // reports false.
 func (e *Engine) charge(ctx context.Context, r *runs.Run, model string, usage llm.Usage, start time.Time, elapsed time.Duration, estimated bool) bool {
-	cost, err := e.cfg.Prices.ModelCost(model, start, usage)
+	cost, err := e.cfg.Prices.ModelCostParts(model, start, usage)
 	if err != nil {
 		if model != "" {
 			e.cfg.Log.WarnContext(ctx, "fallback model has no price; priced as the default model", "runId", r.RunID, "model", model, "pricedAs", e.cfg.DefaultModel)
 		}
-		cost, err = e.cfg.Prices.ModelCost(e.cfg.DefaultModel, start, usage)
+		cost, err = e.cfg.Prices.ModelCostParts(e.cfg.DefaultModel, start, usage)
 	}
 	if err != nil {
 		r.End(runs.StatusFailed, runs.ErrConfig, "the turn's usage could not be priced", e.cfg.Now())
@@ -245,10 +244,10 @@ func (e *Engine) charge(ctx context.Context, r *runs.Run, model string, usage ll
 	r.Model = cmp.Or(model, e.cfg.DefaultModel)
 	r.Steps = append(r.Steps, runs.Step{
 		Index: len(r.Steps), Model: r.Model, PromptTokens: usage.PromptTokens, CachedPromptTokens: usage.CachedPromptTokens,
-		CompletionTokens: usage.CompletionTokens, ElapsedMs: elapsed.Milliseconds(), CostMicros: cost, Estimated: estimated,
+		CompletionTokens: usage.CompletionTokens, ElapsedMs: elapsed.Milliseconds(), CostMicros: cost.ModelMicros, Estimated: estimated,
 	})
 	r.Tokens.Add(usage.PromptTokens, usage.CachedPromptTokens, usage.CompletionTokens)
-	r.AddCost(runs.Cost{ModelMicros: cost})
+	r.AddCost(cost)
 	r.Cost.PriceVersion = e.cfg.Prices.Version()
 	return true
 }

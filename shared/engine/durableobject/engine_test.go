@@ -130,11 +130,11 @@ func TestAnswerOverTheCap(t *testing.T) {
 // fakePrices knows one model.
 type fakePrices struct{ known string }
 
-func (p fakePrices) ModelCost(model string, _ time.Time, u llm.Usage) (money.Micros, error) {
+func (p fakePrices) ModelCostParts(model string, _ time.Time, u llm.Usage) (runs.Cost, error) {
 	if model != p.known {
-		return 0, errors.New("no price")
+		return runs.Cost{}, errors.New("no price")
 	}
-	return money.Micros(u.PromptTokens + u.CompletionTokens), nil
+	return runs.Cost{ModelMicros: money.Micros(u.PromptTokens + u.CompletionTokens), InputMicros: money.Micros(u.PromptTokens), OutputMicros: money.Micros(u.CompletionTokens)}, nil
 }
 func (fakePrices) Version() string { return "test-1" }
 

@@ -88,21 +88,52 @@ func (p noAlarms) Publish(_ context.Context, alarms []ledger.Alarm) []error {
 	return make([]error, len(alarms))
 }
 
-// image converts the attributes the ledger reads (ledger.ImageAttributes:
-// strings and numbers) from the stream record; the alarm function's
-// translation of every attribute type is its own (functions/alarm/handler).
+// image converts the attributes the ledger reads (ledger.ImageAttributes)
+// from the stream record; the alarm function's translation is its own
+// (functions/alarm/handler).
 func image(img map[string]events.DynamoDBAttributeValue) map[string]types.AttributeValue {
 	if img == nil {
 		return nil
 	}
 	out := make(map[string]types.AttributeValue, len(ledger.ImageAttributes))
 	for _, name := range ledger.ImageAttributes {
-		switch v := img[name]; v.DataType() {
-		case events.DataTypeString:
-			out[name] = &types.AttributeValueMemberS{Value: v.String()}
-		case events.DataTypeNumber:
-			out[name] = &types.AttributeValueMemberN{Value: v.Number()}
+		if v, ok := img[name]; ok {
+			if av := convert(v); av != nil {
+				out[name] = av
+			}
 		}
 	}
 	return out
+}
+
+// convert translates the types a run's item holds (strings, numbers,
+// booleans, nulls, lists and maps); nil for any other.
+func convert(v events.DynamoDBAttributeValue) types.AttributeValue {
+	switch v.DataType() {
+	case events.DataTypeString:
+		return &types.AttributeValueMemberS{Value: v.String()}
+	case events.DataTypeNumber:
+		return &types.AttributeValueMemberN{Value: v.Number()}
+	case events.DataTypeBoolean:
+		return &types.AttributeValueMemberBOOL{Value: v.Boolean()}
+	case events.DataTypeNull:
+		return &types.AttributeValueMemberNULL{Value: true}
+	case events.DataTypeList:
+		var l []types.AttributeValue
+		for _, e := range v.List() {
+			if av := convert(e); av != nil {
+				l = append(l, av)
+			}
+		}
+		return &types.AttributeValueMemberL{Value: l}
+	case events.DataTypeMap:
+		m := map[string]types.AttributeValue{}
+		for k, e := range v.Map() {
+			if av := convert(e); av != nil {
+				m[k] = av
+			}
+		}
+		return &types.AttributeValueMemberM{Value: m}
+	}
+	return nil
 }

@@ -47,6 +47,9 @@ type Server struct {
 	seq      int
 	requests []Recorded
 	issued   map[string]issuedCall
+	// respond, when set, answers instead of the script (Respond).
+	respond   func(ChatRequest) Step
+	responded int
 }
 
 // NewServer returns a server that requires "Authorization: Bearer key" and
@@ -131,6 +134,10 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, idx int) (int, St
 	defer s.mu.Unlock()
 	if msg := validate(req, s.issued); msg != "" {
 		return writeError(w, http.StatusBadRequest, msg, "invalid_request_error"), Step{}, req
+	}
+	if s.respond != nil {
+		s.responded++
+		return 0, s.respond(req), req
 	}
 	if s.played >= len(s.script) {
 		// Loud, so a test that calls more often than it scripted fails.

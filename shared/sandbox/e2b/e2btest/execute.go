@@ -257,3 +257,19 @@ func asciiJSON(p []byte) string {
 	}
 	return b.String()
 }
+
+// Sleep is code that runs for d: it returns true after d, or false as
+// soon as the stream is over (client gone, sandbox killed, fake closed).
+func (s *StreamWriter) Sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return !s.over()
+	case <-s.ctx.Done():
+	case <-s.dead:
+	case <-s.stop:
+	}
+	s.over()
+	return false
+}

@@ -72,6 +72,14 @@ type fault struct {
 // Start serves a new fake on a local port until the test ends.
 func Start(tb testing.TB) *Fake {
 	tb.Helper()
+	f := Serve()
+	tb.Cleanup(f.Close)
+	return f
+}
+
+// Serve serves a new fake on a local port until Close, for a program
+// that is not a test (the load run, bench/load).
+func Serve() *Fake {
 	f := &Fake{stop: make(chan struct{}), now: time.Now, sandboxes: map[string]*fakeSandbox{}, calls: map[string]int{}, killFaults: map[string]int{}}
 	f.mux = http.NewServeMux()
 	f.mux.HandleFunc("POST /sandboxes", f.create)
@@ -83,7 +91,6 @@ func Start(tb testing.TB) *Fake {
 	if u, err := url.Parse(f.URL); err == nil {
 		f.domain = u.Host
 	}
-	tb.Cleanup(f.Close)
 	return f
 }
 
@@ -227,6 +234,19 @@ func (f *Fake) Sandbox(id string) (Info, bool) {
 		Metadata: maps.Clone(s.metadata), EnvVars: maps.Clone(s.envVars),
 		AllowInternetAccess: s.allowInternet, Executions: s.executions,
 	}, true
+}
+
+// Sandboxes lists the live sandboxes (after expiry at the current
+// clock), in no order.
+func (f *Fake) Sandboxes() []Info {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sweep()
+	out := make([]Info, 0, len(f.sandboxes))
+	for _, s := range f.sandboxes {
+		out = append(out, Info{ID: s.id, State: stateRunning, StartedAt: s.startedAt, EndAt: s.endAt, Metadata: maps.Clone(s.metadata), Executions: s.executions})
+	}
+	return out
 }
 
 // Alive counts live sandboxes (after expiry at the current clock).

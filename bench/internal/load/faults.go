@@ -1,0 +1,121 @@
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/sandbox/e2b"
+	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
+	"github.com/commonly/runtime/shared/tools"
+)
+
+// stallTool is the tool an abandoning turn calls (Stall): it blocks,
+// whatever its context says, until release, as a worker whose Lambda was
+// stopped mid-turn makes no further write. Released at the end, the late
+// worker's final write meets a run the reaper already closed.
+type stallTool struct {
+	released chan struct{}
+	once     sync.Once
+	calls    atomic.Int64
+}
+
+func newStallTool() *stallTool { return &stallTool{released: make(chan struct{})} }
+
+// Spec implements tools.Tool.
+func (*stallTool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
+		Name:        Stall,
+		Description: "Stands for a worker stopped mid-turn: never returns while the load runs.",
+		Parameters:  map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false},
+	}
+}
+
+// Call implements tools.Tool.
+func (s *stallTool) Call(context.Context, tools.Env, json.RawMessage) tools.Result {
+	s.calls.Add(1)
+	<-s.released
+	return tools.Errorf("the worker was stopped")
+}
+
+func (s *stallTool) release() { s.once.Do(func() { close(s.released) }) }
+
+var _ tools.Tool = (*stallTool)(nil)
+
+// streamFaults delivers some of the runs stream's batches to the alarm
+// function two or three times, as Lambda does when an invocation's
+// answer is lost: the ledger must count each run once.
+type streamFaults struct {
+	rate   float64
+	handle func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
+
+	batches     atomic.Int64
+	redelivered atomic.Int64 // batches delivered more than once
+	extra       atomic.Int64 // deliveries beyond the first
+}
+
+func (s *streamFaults) invoke(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	s.batches.Add(1)
+	times := 1
+	if s.rate > 0 && rand.Float64() < s.rate {
+		times = 2 + rand.IntN(2)
+		s.redelivered.Add(1)
+		s.extra.Add(int64(times - 1))
+	}
+	var resp events.DynamoDBEventResponse
+	var err error
+	for range times {
+		if resp, err = s.handle(ctx, ev); err != nil || len(resp.BatchItemFailures) > 0 {
+			// Lambda retries a failed batch itself; the mapping does.
+			return resp, err
+		}
+	}
+	return resp, err
+}
+
+// busFaults makes the alarm function's EventBridge puts fail, then
+// succeed: each time it is armed, every attempt of the next PutEvents
+// call fails (the SDK's three), so the alarm reports the batch failed and
+// the event source mapping retries it.
+type busFaults struct {
+	armedAt  int
+	armed    bool
+	injected int
+}
+
+// sdkAttempts is the SDK's default number of attempts of one call.
+const sdkAttempts = 3
+
+// tick arms a failure once the previous one has been met and a call
+// after it succeeded; it counts each failure met.
+func (b *busFaults) tick(bus interface {
+	Requests() int
+	FailRequests(int)
+}) {
+	n := bus.Requests()
+	if b.armed && n < b.armedAt+sdkAttempts+1 {
+		return
+	}
+	if b.armed {
+		b.injected++
+	}
+	b.armed, b.armedAt = true, n
+	bus.FailRequests(sdkAttempts)
+}
+
+// seedLeak adds a sandbox of this stage whose timeout was extended (by
+// mistake, or by a client that is not ours): E2B will not end it, the
+// state table has no record of it, and only the reaper's list of E2B
+// finds and kills it past its lifetime.
+func seedLeak(st *stack) string {
+	now := st.clock.Now()
+	return st.e2b.Seed(e2btest.Seeded{StartedAt: now, EndAt: now.Add(24 * time.Hour), Metadata: map[string]string{
+		e2b.MetaApp: e2b.AppName, e2b.MetaStage: Stage, e2b.MetaRunID: "leaked",
+	}})
+}

@@ -1,0 +1,175 @@
+package load
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/commonly/runtime/bench/internal/turnstack"
+	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
+)
+
+// Measured is the measured-figures file (bench/scale/measured.json) the
+// scale model reads: what a turn costs in DynamoDB, from this run.
+type Measured struct {
+	// Source is the command that measured it; Date the UTC day.
+	Source string `json:"source"`
+	Date   string `json:"date"`
+	// Turns is the runs admitted, which the figures are divided by.
+	Turns int `json:"turns"`
+	// DynamoDBCallsPerTurn is by table ("a+b" for a transaction over two)
+	// and operation; WriteUnitsPerTurn by table and by "table" or
+	// "index <name>" (units.go says how they are counted).
+	DynamoDBCallsPerTurn map[string]map[string]float64 `json:"dynamodbCallsPerTurn"`
+	WriteUnitsPerTurn    map[string]map[string]float64 `json:"writeUnitsPerTurn"`
+	PeakOpenRuns         int                           `json:"peakOpenRuns"`
+	// TurnsPerSecond and the admission latency are this machine's.
+	TurnsPerSecond     float64 `json:"turnsPerSecond"`
+	AdmissionP50Millis float64 `json:"admissionP50Millis"`
+	AdmissionP99Millis float64 `json:"admissionP99Millis"`
+}
+
+// WriteFile writes m as indented JSON.
+func (m Measured) WriteFile(path string) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+type report struct {
+	cfg      Config
+	results  []done
+	snap     *snapshot
+	elapsed  time.Duration
+	drained  time.Duration
+	st       *stack
+	inj      *injected
+	obs      *observer
+	calls    turnstack.Calls
+	peakOpen int
+}
+
+func (r report) admitted() int { return len(r.snap.runs) }
+
+func perTurn(m map[string]map[string]float64, turns int) map[string]map[string]float64 {
+	out := map[string]map[string]float64{}
+	for t, ops := range m {
+		out[t] = map[string]float64{}
+		for op, v := range ops {
+			out[t][op] = math.Round(1000*v/float64(max(turns, 1))) / 1000
+		}
+	}
+	return out
+}
+
+func (r report) measured() Measured {
+	r.obs.mu.Lock()
+	defer r.obs.mu.Unlock()
+	adm := append([]time.Duration(nil), r.obs.admissions...)
+	sortDurations(adm)
+	return Measured{
+		Source: "make load (" + strings.Join(os.Args, " ") + ")", Date: time.Now().UTC().Format(time.DateOnly),
+		Turns:                r.admitted(),
+		DynamoDBCallsPerTurn: perTurn(r.obs.usage.calls, r.admitted()),
+		WriteUnitsPerTurn:    perTurn(r.obs.usage.units, r.admitted()),
+		PeakOpenRuns:         r.peakOpen,
+		TurnsPerSecond:       math.Round(10*float64(r.admitted())/r.elapsed.Seconds()) / 10,
+		AdmissionP50Millis:   millis(percentile(adm, 0.50)),
+		AdmissionP99Millis:   millis(percentile(adm, 0.99)),
+	}
+}
+
+func millis(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
+
+func (r report) print(w io.Writer) {
+	m := r.measured()
+	outcomes := map[string]int{}
+	retried := 0
+	for _, d := range r.results {
+		a := d.outcome()
+		switch {
+		case a.err != nil:
+			outcomes["no answer"]++
+		case a.status == http.StatusOK || a.status == http.StatusAccepted:
+			outcomes["admitted"]++
+		default:
+			outcomes[fmt.Sprintf("%d %s", a.status, strings.TrimPrefix(a.problem, "https://"))]++
+		}
+		if len(d.attempts) > 1 {
+			retried++
+		}
+	}
+	fmt.Fprintf(w, "drove %d turns in %s (%d retried with the same key); all runs closed %s later\n", len(r.results), r.elapsed.Round(time.Millisecond), retried, r.drained.Round(time.Millisecond))
+	fmt.Fprintf(w, "answers: %s\n", mapLine(outcomes))
+	fmt.Fprintf(w, "turns/s: %.1f (runs admitted %d); admission latency p50 %.2f ms, p99 %.2f ms; peak open runs %d\n",
+		m.TurnsPerSecond, m.Turns, m.AdmissionP50Millis, m.AdmissionP99Millis, m.PeakOpenRuns)
+	fmt.Fprintf(w, "DynamoDB calls a turn: %s\n", nestedLine(m.DynamoDBCallsPerTurn))
+	fmt.Fprintf(w, "write units a turn: %s\n", nestedLine(m.WriteUnitsPerTurn))
+	r.st.sweeps.mu.Lock()
+	fmt.Fprintf(w, "reaper: %d sweeps (%d failed), %d sandboxes killed, %d already gone, %d runs closed interrupted (%d refunded)\n",
+		r.st.sweeps.n, r.st.sweeps.failed, r.st.sweeps.killed, r.st.sweeps.gone, r.st.sweeps.runsInterrupted, r.st.sweeps.runsRefunded)
+	r.st.sweeps.mu.Unlock()
+	refused := 0
+	for _, c := range r.st.e2b.Creates() {
+		if c.Status == http.StatusServiceUnavailable {
+			refused++
+		}
+	}
+	faults := map[string]int{}
+	for _, f := range turnFaults {
+		faults[string(f)] = r.inj.get(string(f))
+	}
+	faults["sandbox creates refused (E2B)"] = refused
+	faults["stream batches redelivered"] = int(r.st.streams.redelivered.Load())
+	faults["eventbridge-put-failed"] = r.inj.get("eventbridge-put-failed")
+	faults["sandbox-leaked"] = r.inj.get("sandbox-leaked")
+	faults["workers stalled"] = int(r.st.stall.calls.Load())
+	fmt.Fprintf(w, "faults injected: %s\n", mapLine(faults))
+	fmt.Fprintf(w, "model calls %d; E2B calls %s; alarm batches %d; alarm events %d\n",
+		r.st.model.Responded(), mapLine(e2bCalls(r.st.e2b)), r.st.streams.batches.Load(), len(r.snap.alarms))
+}
+
+func e2bCalls(f *e2btest.Fake) map[string]int { return f.Calls() }
+
+func mapLine(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func nestedLine(m map[string]map[string]float64) string {
+	tables := make([]string, 0, len(m))
+	for t := range m {
+		tables = append(tables, t)
+	}
+	sort.Strings(tables)
+	var parts []string
+	for _, t := range tables {
+		ops := make([]string, 0, len(m[t]))
+		for op := range m[t] {
+			ops = append(ops, op)
+		}
+		sort.Strings(ops)
+		var in []string
+		for _, op := range ops {
+			in = append(in, fmt.Sprintf("%s %g", op, m[t][op]))
+		}
+		parts = append(parts, t+": "+strings.Join(in, ", "))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,187 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/commonly/runtime/bench/internal/turnstack"
+	alarmapp "github.com/commonly/runtime/functions/alarm/app"
+	reaperapp "github.com/commonly/runtime/functions/reaper/app"
+	"github.com/commonly/runtime/functions/turn/app"
+	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
+	"github.com/commonly/runtime/shared/llm/llmtest"
+	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
+	"github.com/commonly/runtime/shared/tools"
+)
+
+type startKey struct{}
+
+// Stage tags the run's sandboxes (STAGE), as a deployment's are.
+const Stage = "load"
+
+// EventBus is the alarm function's bus (EVENT_BUS_NAME).
+const EventBus = "commonly-load"
+
+// stack is the local stack's production wiring, as infra/local builds it,
+// with E2B and LiteLLM stand-ins in place of the bubblewrap sandbox and
+// the offline model: the three functions built by their own app packages
+// on the real SDK clients.
+type stack struct {
+	clock   *Clock
+	db      *dynamodblocal.Server
+	bus     *eventbridgelocal.Server
+	model   *llmtest.Server
+	llm     *httptest.Server
+	e2b     *e2btest.Fake
+	api     *httptest.Server
+	turn    *app.Built
+	reaper  *reaperapp.Built
+	calls   *turnstack.Counter
+	plain   *dynamodb.Client // uncounted: the run's own reads
+	stall   *stallTool
+	streams *streamFaults
+	sweeps  *sweeps
+
+	stopAlarm  func()
+	stopReaper context.CancelFunc
+	reaperDone chan struct{}
+}
+
+// startStack starts the stand-ins and wires the three functions on them.
+func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, err error) {
+	st = &stack{clock: NewClock(cfg.Speed), calls: turnstack.NewCounter(), stall: newStallTool(), reaperDone: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			st.close()
+		}
+	}()
+	if st.db, err = dynamodblocal.NewWithTables(ctx, dynamodblocal.Config{Log: log}, turnstack.Tables); err != nil {
+		return st, err
+	}
+	st.plain = st.db.Client()
+	if st.bus, err = eventbridgelocal.Start(eventbridgelocal.Config{Out: io.Discard}); err != nil {
+		return st, err
+	}
+	st.model = llmtest.NewServer(turnstack.APIKey)
+	st.model.HangLimit = 2 * cfg.LLMTimeout
+	st.model.Respond(respond)
+	st.llm = httptest.NewServer(st.model)
+	st.e2b = e2btest.Serve()
+	st.e2b.SetClock(st.clock.Now)
+	st.e2b.OnExecute(execute)
+
+	ddb := st.db.Client(st.calls.Option())
+	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * cfg.Concurrency, IdleConnTimeout: time.Minute}}
+	env := map[string]string{
+		"STATE_TABLE": turnstack.Tables.State, "RUNS_TABLE": turnstack.Tables.Runs, "STAGE": Stage,
+		"SANDBOX": reaperapp.SandboxE2B, "E2B_API_KEY": e2btest.DefaultAPIKey, "E2B_API_URL": st.e2b.URL, "E2B_SANDBOX_URL": st.e2b.URL,
+		"PLAN_TURN_LIMITS": cfg.Ceilings, "LLM_TIMEOUT": cfg.LLMTimeout.String(),
+		"EVENT_BUS_NAME": EventBus, "DAILY_SPEND_ALARM_USD": cfg.AlarmUSD,
+	}
+	if cfg.CapUSD != "" {
+		env["DAILY_SPEND_CAP_USD"] = cfg.CapUSD
+	}
+	getenv := func(k string) string { return env[k] }
+
+	turnCfg, err := turnstack.Config(st.llm.URL, env)
+	if err != nil {
+		return st, fmt.Errorf("turn config: %w", err)
+	}
+	if st.turn, err = turnstack.Build(ctx, turnCfg, app.Deps{
+		Dynamo: ddb, HTTP: httpc, Now: st.clock.Now, Log: log, ExtraTools: []tools.Tool{st.stall},
+	}); err != nil {
+		return st, fmt.Errorf("turn function: %w", err)
+	}
+	// The admission latency starts where API Gateway hands the request to
+	// the function (startKey, read by the observer).
+	invoke := func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+		return st.turn.Handler.HandleHTTP(context.WithValue(ctx, startKey{}, time.Now()), ev)
+	}
+	st.api = httptest.NewServer(&apigatewaylocal.Gateway{Secret: []byte(turnstack.Secret), Invoke: invoke})
+
+	alarmCfg, err := alarmapp.LoadConfig(getenv)
+	if err != nil {
+		return st, fmt.Errorf("alarm config: %w", err)
+	}
+	alarm, err := alarmapp.Build(alarmCfg, alarmapp.Deps{Dynamo: ddb, EventBridge: st.bus.Client(), Now: st.clock.Now, Log: log})
+	if err != nil {
+		return st, fmt.Errorf("alarm function: %w", err)
+	}
+	st.streams = &streamFaults{rate: cfg.FaultRate, handle: alarm.Handle}
+	if st.stopAlarm, err = st.db.Subscribe(ctx, turnstack.Tables.Runs, st.streams.invoke,
+		dynamodblocal.MappingConfig{ReportBatchItemFailures: true, FunctionName: "AlarmFunction", RetryDelay: 250 * time.Millisecond}); err != nil {
+		return st, fmt.Errorf("alarm mapping: %w", err)
+	}
+
+	reaperCfg, err := reaperapp.LoadConfig(getenv)
+	if err != nil {
+		return st, fmt.Errorf("reaper config: %w", err)
+	}
+	if st.reaper, err = reaperapp.Build(reaperCfg, reaperapp.Deps{Dynamo: ddb, HTTP: httpc, Now: st.clock.Now, Log: log}); err != nil {
+		return st, fmt.Errorf("reaper function: %w", err)
+	}
+	st.sweeps = &sweeps{lifetime: reaperCfg.Lifetime, interval: st.clock.Of(cfg.ReaperInterval)}
+	var rctx context.Context
+	rctx, st.stopReaper = context.WithCancel(ctx)
+	go st.sweepEvery(rctx, cfg.ReaperInterval)
+	return st, nil
+}
+
+// sweepEvery invokes the reaper's handler on a ticker, as the schedule
+// does, and checks the sandboxes after each sweep.
+func (st *stack) sweepEvery(ctx context.Context, interval time.Duration) {
+	defer close(st.reaperDone)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		res, err := st.reaper.Handler.Handle(ctx, events.EventBridgeEvent{
+			ID: fmt.Sprintf("load-sweep-%d", time.Now().UnixNano()), DetailType: "Scheduled Event", Source: "aws.events", Time: st.clock.Now(),
+		})
+		st.sweeps.record(res, err)
+		st.sweeps.check(ctx, st)
+	}
+}
+
+// close stops what startStack started, the functions first.
+func (st *stack) close() {
+	if st.stopReaper != nil {
+		st.stopReaper()
+		<-st.reaperDone
+	}
+	if st.stopAlarm != nil {
+		st.stopAlarm()
+	}
+	if st.stall != nil {
+		st.stall.release()
+	}
+	for _, s := range []*httptest.Server{st.api, st.llm} {
+		if s != nil {
+			s.CloseClientConnections()
+			s.Close()
+		}
+	}
+	if st.e2b != nil {
+		st.e2b.Close()
+	}
+	if st.bus != nil {
+		_ = st.bus.Close()
+	}
+	if st.db != nil {
+		_ = st.db.Close()
+	}
+}
