@@ -70,9 +70,9 @@ type Inputs struct {
 		UserDaysCrossing   float64 `json:"userDaysCrossing"`
 	} `json:"alarm"`
 	Reaper struct {
-		MemoryMB       float64 `json:"memoryMB"`
+		MemoryMB        float64 `json:"memoryMB"`
 		SecondsPerSweep float64 `json:"secondsPerSweep"`
-		SweepsPerDay   float64 `json:"sweepsPerDay"`
+		SweepsPerDay    float64 `json:"sweepsPerDay"`
 	} `json:"reaper"`
 	Prices map[string]Price `json:"prices"`
 	Limits map[string]Limit `json:"limits"`
