@@ -48,11 +48,15 @@ type Inputs struct {
 		ModelSecondsPerCall float64 `json:"modelSecondsPerCall"`
 		CodeRunsPerSandbox  float64 `json:"codeRunsPerSandbox"`
 		CodeRunSeconds      float64 `json:"codeRunSeconds"`
-		WorkerOwnMillis     float64 `json:"workerOwnMillis"`
+		CPUMillisPerTurn    float64 `json:"cpuMillisPerTurn"`
+		CPUMillisSource     string  `json:"cpuMillisPerTurnSource"`
 		APIRequestsPerTurn  float64 `json:"apiRequestsPerTurn"`
 		APIMillis           float64 `json:"apiMillis"`
 		MemoryMB            float64 `json:"memoryMB"`
-		LogBytesPerTurn     float64 `json:"logBytesPerTurn"`
+		// PreviousMemoryMB is the size before the measurement of
+		// docs/benchmarks.md ("Memory size"), to show the saving.
+		PreviousMemoryMB float64 `json:"previousMemoryMB"`
+		LogBytesPerTurn  float64 `json:"logBytesPerTurn"`
 	} `json:"turn"`
 	Tokens struct {
 		PromptPerCall     float64 `json:"promptPerCall"`

@@ -31,7 +31,10 @@ type Figures struct {
 	Cost            map[string]float64
 	CostPerTurn     float64
 	CostPerUserDay  float64
-	Binds           []Bind
+	// LambdaPrevious is the turn's own Lambda cost at the previous memory
+	// size; LambdaSavedDay the day's saving at the current one.
+	LambdaPrevious, LambdaSavedDay float64
+	Binds                          []Bind
 }
 
 // Bind is a limit and how much of it a size needs.
@@ -93,10 +96,20 @@ func (m Model) Compute(users float64) Figures {
 	// The turn function: the API's requests and the worker, whose wall
 	// time is mostly the model's.
 	t := in.Turn
-	workerSeconds := t.ModelCallsPerTurn*t.ModelSecondsPerCall + in.CodeShare*t.CodeRunsPerSandbox*t.CodeRunSeconds + t.WorkerOwnMillis/1000
-	apiSeconds := t.APIRequestsPerTurn * t.APIMillis / 1000
-	f.TurnConcurrency = f.PeakTurns * (workerSeconds + apiSeconds)
-	lambdaTurn := t.MemoryMB/1024*(workerSeconds+apiSeconds)*price("lambdaGBSecond") + (1+t.APIRequestsPerTurn)*price("lambdaRequest")
+	// A turn's own work: its CPU at a full core over the memory's share
+	// of a vCPU (1,769 MB is one), as make memsize measured it.
+	ownSeconds := func(mb float64) float64 { return t.CPUMillisPerTurn / 1000 * 1769 / mb }
+	waitSeconds := t.ModelCallsPerTurn*t.ModelSecondsPerCall + in.CodeShare*t.CodeRunsPerSandbox*t.CodeRunSeconds +
+		t.APIRequestsPerTurn*t.APIMillis/1000
+	f.TurnConcurrency = f.PeakTurns * (waitSeconds + ownSeconds(t.MemoryMB))
+	lambdaAt := func(mb float64) float64 {
+		return mb/1024*(waitSeconds+ownSeconds(mb))*price("lambdaGBSecond") + (1+t.APIRequestsPerTurn)*price("lambdaRequest")
+	}
+	lambdaTurn := lambdaAt(t.MemoryMB)
+	if t.PreviousMemoryMB > 0 {
+		f.LambdaPrevious = lambdaAt(t.PreviousMemoryMB)
+		f.LambdaSavedDay = (f.LambdaPrevious - lambdaTurn) * f.TurnsPerDay
+	}
 
 	// DynamoDB, from the measured turn.
 	writes := func(table string, keep func(string) bool) float64 {

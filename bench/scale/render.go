@@ -65,6 +65,10 @@ func (m Model) Render() string {
 	for _, k := range costParts {
 		row("cost a turn: "+k, func(f Figures) string { return usd(f.Cost[k]) })
 	}
+	if m.In.Turn.PreviousMemoryMB > 0 {
+		row(fmt.Sprintf("turn function a turn at %g MB (before), the saving a day at %g MB", m.In.Turn.PreviousMemoryMB, m.In.Turn.MemoryMB),
+			func(f Figures) string { return usd(f.LambdaPrevious) + ", " + usd(f.LambdaSavedDay) })
+	}
 	row("**cost a turn**", func(f Figures) string { return "**" + usd(f.CostPerTurn) + "**" })
 	row("**cost a user-day**", func(f Figures) string { return "**" + usd(f.CostPerUserDay) + "**" })
 	row("first limit that binds", func(f Figures) string { return first(f.Binds) })

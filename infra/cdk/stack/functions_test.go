@@ -31,7 +31,7 @@ type fnCase struct {
 }
 
 var fnCases = []fnCase{
-	{TurnFunctionID, "turn", func(x *synthesized) *function { return x.Turn.function }, 512, 180, turnapp.Variables, []string{gomaxprocs.Env}, 200},
+	{TurnFunctionID, "turn", func(x *synthesized) *function { return x.Turn.function }, 256, 180, turnapp.Variables, []string{gomaxprocs.Env}, 200},
 	{AlarmFunctionID, "alarm", func(x *synthesized) *function { return x.Alarm.function }, 256, 60, alarmapp.Variables, nil, 5},
 	{ReaperFunctionID, "reaper", func(x *synthesized) *function { return x.Reaper.function }, 256, 55, reaperapp.Variables, nil, 1},
 }
