@@ -109,9 +109,11 @@ func TestLeastPrivilege(t *testing.T) {
 			st(sqs, getAtt(x.id(x.Turn.DispatchFailures), "Arn")),
 			// Reads of the state table; each write on the partitions it makes.
 			st("dynamodb:BatchGetItem,dynamodb:GetItem", state),
-			withCondition(st("dynamodb:PutItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","USER#*","IDEM#*","SANDBOX#*"]}}`),
+			withCondition(st("dynamodb:PutItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","USER#*","IDEM#*","SANDBOX#*","SANDBOXCAP#*"]}}`),
 			withCondition(st("dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","USER#*","SANDBOX#*"]}}`),
 			withCondition(st("dynamodb:ConditionCheckItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["USER#*"]}}`),
+			// The sandbox cap's slots only.
+			withCondition(st("dynamodb:DeleteItem,dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*"]}}`),
 			st("dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
 			st("lambda:InvokeFunction", getAtt(x.id(x.Turn.Function), "Arn")),
 		},
