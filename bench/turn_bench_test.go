@@ -31,6 +31,11 @@ const warmTurns = 3
 //   - api-no-install-cache: api with INSTALL_CACHE_TTL=0 (the default is
 //     30 s): the install is read on every turn, by the service with the
 //     plan and again by the worker.
+//   - api-traced: api with tracing on and every turn sampled
+//     (TRACES_SAMPLE_RATIO=1), its DynamoDB client instrumented (otelaws),
+//     each turn's spans exported over OTLP/HTTP to a loopback collector
+//     that discards them, flushed after each turn as Lambda's invocation
+//     does (docs/benchmarks.md, "What tracing costs").
 //
 // Besides time and allocations (of the whole process: client, gateway,
 // scripted model and embedded DynamoDB included) it reports
@@ -41,6 +46,7 @@ func BenchmarkTurn(b *testing.B) {
 	b.Run("handler", benchHandler)
 	b.Run("api-info-log", func(b *testing.B) { benchAPI(b, slog.LevelInfo, nil) })
 	b.Run("api-no-install-cache", func(b *testing.B) { benchAPI(b, slog.LevelWarn, map[string]string{"INSTALL_CACHE_TTL": "0s"}) })
+	b.Run("api-traced", benchAPITraced)
 }
 
 func benchAPI(b *testing.B, level slog.Level, env map[string]string) {
