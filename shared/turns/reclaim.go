@@ -165,6 +165,14 @@ func endAbandoned(run *runs.Run, now time.Time) (refund bool) {
 	msg := "the turn's worker stopped before the turn ended"
 	if run.Status == runs.StatusQueued {
 		msg = "the turn was not started in time"
+	} else {
+		// Under a spend cap the day is charged the whole reservation, not
+		// the checkpointed cost: the worker may have made calls after its
+		// last checkpoint (a call answered, then the worker died), which
+		// only the provider's bill will show, and each was bounded by the
+		// reservation. A queued run was never claimed and can no longer
+		// be (ClaimWindow): it spent nothing, and settles at its cost.
+		run.CapChargedMicros = run.ReservedMicros
 	}
 	// The cost is the checkpointed parts' (steps, estimated ones
 	// included, sandbox time, searches): AddCost is the one place the

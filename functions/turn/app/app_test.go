@@ -89,10 +89,10 @@ func newStackDeps(t *testing.T, extra map[string]string, deps func(*app.Deps, *d
 	t.Cleanup(func() { _ = db.Close() })
 	s.db = db.Client()
 	log := slog.New(slog.NewJSONHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	d := app.Deps{Dynamo: s.db, Log: log}
+	// The function's own client records its calls; s.db is the tests'.
+	d := app.Deps{Dynamo: db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption) }), Log: log}
 	if deps != nil {
 		deps(&d, db)
-		s.db = d.Dynamo
 	}
 	built, err := app.Build(context.Background(), cfg, d)
 	if err != nil {

@@ -102,7 +102,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	worker, err := turns.NewWorker(turns.WorkerConfig{Store: st, Engines: engines, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log})
+	worker, err := turns.NewWorker(turns.WorkerConfig{Store: st, Engines: engines, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log, Events: st})
 	if err != nil {
 		return nil, err
 	}
@@ -113,10 +113,14 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 		}
 		dispatcher = handler.LambdaDispatcher{Client: d.Lambda, FunctionName: cfg.FunctionName}
 	}
+	minReservation, err := prices.MinUsefulCall(cfg.defaultModel())
+	if err != nil {
+		return nil, fmt.Errorf("the least useful reservation: %w", err)
+	}
 	svc, err := turns.NewService(turns.ServiceConfig{
 		Store: st, Dispatcher: dispatcher, Limits: cfg.Limits, DefaultEngine: cfg.DefaultEngine,
 		Tools: nativeEngine.ToolNames(), Connectors: nativeEngine.ConnectorNames(),
-		SpendCap: cfg.SpendCap, FallbackConfigured: cfg.Fallback, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
+		SpendCap: cfg.SpendCap, TurnBound: cfg.TurnMaxUSD, MinReservation: minReservation, FallbackConfigured: cfg.Fallback, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
 	})
 	if err != nil {
 		return nil, err

@@ -16,10 +16,9 @@ import (
 // and the name its calls are priced under, which must have a price.
 func modelClient(cfg Config, d Deps, prices *pricing.Table) (*llm.Client, string, error) {
 	llmCfg := llm.Config{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Timeout: cfg.LLMTimeout, HTTPClient: d.HTTP}
-	name := cfg.LLMModel
+	name := cfg.defaultModel()
 	if cfg.LLMMode == LLMOffline {
 		llmCfg = llm.Config{BaseURL: offline.BaseURL, HTTPClient: offline.HTTPClient(), Timeout: cfg.LLMTimeout}
-		name = offline.Model
 	}
 	if err := prices.Model(name); err != nil {
 		return nil, "", fmt.Errorf("LLM_MODEL %q: %w", name, err)
@@ -50,4 +49,13 @@ func sandboxProvider(cfg Config, d Deps) (sandbox.Provider, error) {
 		return nil, err
 	}
 	return sandbox.Traced(p), nil
+}
+
+// defaultModel is the model the native loop calls and prices unless an
+// install names its own: the offline model, or LLM_MODEL.
+func (c Config) defaultModel() string {
+	if c.LLMMode == LLMOffline {
+		return offline.Model
+	}
+	return c.LLMModel
 }

@@ -43,7 +43,10 @@ func newTracedStack(t *testing.T, cfg tracing.Config, extra map[string]string, s
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	s := newStackDeps(t, extra, func(d *app.Deps, db *dynamodblocal.Server) {
 		d.Tracing = tp
-		d.Dynamo = db.Client(func(o *dynamodb.Options) { tracing.InstrumentAWSOptions(&o.APIOptions) })
+		d.Dynamo = db.Client(func(o *dynamodb.Options) {
+			o.APIOptions = append(o.APIOptions, recorded.APIOption)
+			tracing.InstrumentAWSOptions(&o.APIOptions)
+		})
 	}, steps...)
 	return &tracedStack{stack: s, exp: exp, tp: tp}
 }

@@ -309,6 +309,10 @@ type usageView struct {
 	SpendAlarmRaised bool `json:"spendAlarmRaised"`
 	// SpendCapUSD is the daily spend cap, exact, when the deployment has one.
 	SpendCapUSD json.Number `json:"spendCapUSD,omitempty"`
+	// ReservedMicros and ReservedUSD are what the day's turns in flight
+	// hold under the spend cap, when the deployment has one.
+	ReservedMicros *int64      `json:"reservedMicros,omitempty"`
+	ReservedUSD    json.Number `json:"reservedUSD,omitempty"`
 }
 
 func newUsageView(u *turns.UsageReport) usageView {
@@ -319,6 +323,8 @@ func newUsageView(u *turns.UsageReport) usageView {
 	}
 	if u.SpendCap > 0 {
 		v.SpendCapUSD = json.Number(u.SpendCap.USD())
+		reserved := int64(u.ReservedMicros)
+		v.ReservedMicros, v.ReservedUSD = &reserved, json.Number(u.ReservedMicros.USD())
 	}
 	return v
 }
