@@ -97,9 +97,17 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 		MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(turnDispatchMaxAgeMinutes)),
 		OnFailure:     awslambdadestinations.NewSqsDestination(t.DispatchFailures),
 	})
-	state := []string{"GetItem", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem"}
-	grantTable(fn.Role, d.State, state)
-	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem", "ConditionCheckItem"})
+	// The state table: reads of installs, plans and days; each write on
+	// the partitions it makes: installs, plans and idempotency records
+	// put, sandbox records put and updated, a user's day updated in the
+	// admission transaction (with its plan's condition check), an install
+	// updated. A write elsewhere (another kind's items, a ConditionCheck
+	// of an install) is denied.
+	grantTable(fn.Role, d.State, []string{"GetItem", "BatchGetItem"})
+	grantKeys(fn.Role, d.State, []string{"PutItem"}, installKeys, userKeys, idemKeys, sandboxKeys)
+	grantKeys(fn.Role, d.State, []string{"UpdateItem"}, installKeys, userKeys, sandboxKeys)
+	grantKeys(fn.Role, d.State, []string{"ConditionCheckItem"}, userKeys)
+	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem"})
 	// Invoking itself: in a policy of its own, which the function does
 	// not depend on (the role's default policy would make a cycle).
 	awsiam.NewPolicy(c, jsii.String("SelfInvoke"), &awsiam.PolicyProps{
