@@ -26,6 +26,13 @@ import (
 
 type startKey struct{}
 
+// The functions, as the accounting names them.
+const (
+	fnTurn   = "turn"
+	fnAlarm  = "alarm"
+	fnReaper = "reaper"
+)
+
 // Stage tags the run's sandboxes (STAGE), as a deployment's are.
 const Stage = "load"
 
@@ -37,16 +44,17 @@ const EventBus = "commonly-load"
 // the offline model: the three functions built by their own app packages
 // on the real SDK clients.
 type stack struct {
-	clock   *Clock
-	db      *dynamodblocal.Server
-	bus     *eventbridgelocal.Server
-	model   *llmtest.Server
-	llm     *httptest.Server
-	e2b     *e2btest.Fake
-	api     *httptest.Server
-	turn    *app.Built
-	reaper  *reaperapp.Built
-	calls   *turnstack.Counter
+	clock  *Clock
+	db     *dynamodblocal.Server
+	bus    *eventbridgelocal.Server
+	model  *llmtest.Server
+	llm    *httptest.Server
+	e2b    *e2btest.Fake
+	api    *httptest.Server
+	turn   *app.Built
+	reaper *reaperapp.Built
+	// calls counts each function's DynamoDB calls on its own client.
+	calls   map[string]*turnstack.Counter
 	plain   *dynamodb.Client // uncounted: the run's own reads
 	stall   *stallTool
 	streams *streamFaults
@@ -59,7 +67,7 @@ type stack struct {
 
 // startStack starts the stand-ins and wires the three functions on them.
 func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, err error) {
-	st = &stack{clock: NewClock(cfg.Speed), calls: turnstack.NewCounter(), stall: newStallTool(), reaperDone: make(chan struct{})}
+	st = &stack{clock: NewClock(cfg.Speed), calls: map[string]*turnstack.Counter{}, stall: newStallTool(), reaperDone: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			st.close()
@@ -83,7 +91,10 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 	st.e2b.SetClock(st.clock.Now)
 	st.e2b.OnExecute(execute)
 
-	ddb := st.db.Client(st.calls.Option())
+	client := func(function string) *dynamodb.Client {
+		st.calls[function] = turnstack.NewCounter()
+		return st.db.Client(st.calls[function].Option())
+	}
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * cfg.Concurrency, IdleConnTimeout: time.Minute}}
 	env := map[string]string{
 		"STATE_TABLE": turnstack.Tables.State, "RUNS_TABLE": turnstack.Tables.Runs, "STAGE": Stage,
@@ -101,7 +112,7 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 		return st, fmt.Errorf("turn config: %w", err)
 	}
 	if st.turn, err = turnstack.Build(ctx, turnCfg, app.Deps{
-		Dynamo: ddb, HTTP: httpc, Now: st.clock.Now, Log: log, ExtraTools: []tools.Tool{st.stall},
+		Dynamo: client(fnTurn), HTTP: httpc, Now: st.clock.Now, Log: log, ExtraTools: []tools.Tool{st.stall},
 	}); err != nil {
 		return st, fmt.Errorf("turn function: %w", err)
 	}
@@ -116,7 +127,7 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 	if err != nil {
 		return st, fmt.Errorf("alarm config: %w", err)
 	}
-	alarm, err := alarmapp.Build(alarmCfg, alarmapp.Deps{Dynamo: ddb, EventBridge: st.bus.Client(), Now: st.clock.Now, Log: log})
+	alarm, err := alarmapp.Build(alarmCfg, alarmapp.Deps{Dynamo: client(fnAlarm), EventBridge: st.bus.Client(), Now: st.clock.Now, Log: log})
 	if err != nil {
 		return st, fmt.Errorf("alarm function: %w", err)
 	}
@@ -130,7 +141,7 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 	if err != nil {
 		return st, fmt.Errorf("reaper config: %w", err)
 	}
-	if st.reaper, err = reaperapp.Build(reaperCfg, reaperapp.Deps{Dynamo: ddb, HTTP: httpc, Now: st.clock.Now, Log: log}); err != nil {
+	if st.reaper, err = reaperapp.Build(reaperCfg, reaperapp.Deps{Dynamo: client(fnReaper), HTTP: httpc, Now: st.clock.Now, Log: log}); err != nil {
 		return st, fmt.Errorf("reaper function: %w", err)
 	}
 	st.sweeps = &sweeps{lifetime: reaperCfg.Lifetime, interval: st.clock.Of(cfg.ReaperInterval)}
