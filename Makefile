@@ -18,7 +18,7 @@ LAMBDA_BIN = bin$(if $(filter amd64,$(LAMBDA_GOARCH)),,/$(LAMBDA_GOARCH))
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 FUZZTIME ?= 10s
 
-.PHONY: run test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke
+.PHONY: run report report-deps test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke
 
 ## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080) and run the demo turn
 run: deps
@@ -26,8 +26,8 @@ run: deps
 
 ## test: formatting, vet, staticcheck, the API document's lint and typed client, every test, a short fuzz run, each benchmark once,
 ## the RIE invoke tests (turn, alarm, reaper), the CDK stack's tests and cdk-nag, every functions/*/testdata event invoked from the synthesized template,
-## and a short load-and-fault run
-test: deps tools build synth lint api unit cdk-test fuzz bench-smoke load-smoke
+## the report rendered in headless Chromium, and a short load-and-fault run
+test: deps report-deps tools build synth lint api unit cdk-test fuzz bench-smoke load-smoke
 
 ## deps: Debian packages the local sandbox needs (bubblewrap, python3, node)
 deps:
@@ -41,6 +41,16 @@ deps:
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
+
+## report-deps: Debian's chromium, which the usage report's browser test opens the page in
+report-deps:
+	@command -v chromium >/dev/null || { echo "installing: chromium"; SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
+## report: the usage and cost report of a deployment: STATE_TABLE (the stack's StateTableName output),
+## FROM..TO (UTC days, default the last 7), REPORT_OUT (default bin/report/index.html, CSV beside it); docs/report.md
+report:
+	$(GO) run ./infra/report
 
 ## tools: pinned Go tools from the module proxy
 tools: $(GOBIN)/staticcheck $(GOBIN)/benchstat $(GOBIN)/aws-lambda-rie
@@ -86,9 +96,10 @@ $(API_CLIENT)/node_modules/.package-lock.json: $(API_CLIENT)/package.json $(API_
 	@touch $@
 
 unit:
+	@mkdir -p bin/test-artifacts
 	RIE_BIN=$(GOBIN)/aws-lambda-rie TURN_BOOTSTRAP=$(CURDIR)/bin/turn/bootstrap ALARM_BOOTSTRAP=$(CURDIR)/bin/alarm/bootstrap \
 	  REAPER_BOOTSTRAP=$(CURDIR)/bin/reaper/bootstrap CDK_TEMPLATE=$(CURDIR)/$(CDK_TEMPLATE) \
-	  $(GO) test -count=1 ./...
+	  $(GO) test -count=1 -artifacts -outputdir=$(CURDIR)/bin/test-artifacts ./...
 	@# The patched minidyn is a module of its own (./... skips it). Its tests'
 	@# pinned SDK refuses a custom CA bundle with their HTTP client.
 	cd third_party/minidyn && env -u AWS_CA_BUNDLE $(GO) test -count=1 ./core/... ./interpreter/... ./server/... ./types/...

@@ -62,9 +62,12 @@ func TestSpendControlsThroughTheLocalStack(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Date(2026, 12, 2, 23, 58, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	built, err := app.Build(ctx, cfg, app.Deps{Dynamo: db.Client(), Log: log, Now: clock})
+	built, lam, err := buildTurn(ctx, cfg, app.Deps{Dynamo: db.Client(), Log: log, Now: clock})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if lam != nil {
+		defer lam.Close()
 	}
 	secret := []byte("local-stack-test")
 	api := httptest.NewServer(&apigatewaylocal.Gateway{Secret: secret, Invoke: built.Handler.HandleHTTP, Log: log})

@@ -53,9 +53,12 @@ func TestClientExampleAgainstTheLocalStack(t *testing.T) {
 	}
 	defer db.Close()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	built, err := app.Build(ctx, cfg, app.Deps{Dynamo: db.Client(), Log: log})
+	built, lam, err := buildTurn(ctx, cfg, app.Deps{Dynamo: db.Client(), Log: log})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if lam != nil {
+		defer lam.Close()
 	}
 	secret := []byte("client-example-secret")
 	// What the client sends and gets is checked against the document too.

@@ -1,7 +1,8 @@
 // Command local runs the whole turn stack on one machine: an embedded
 // DynamoDB-compatible server, the turn function behind a local API
-// Gateway (HTTP API v2 events, HS256 JWT authorizer), inline dispatch,
-// and a demo install and turn. No cloud account, no Docker.
+// Gateway (HTTP API v2 events, HS256 JWT authorizer), its turns
+// dispatched asynchronously through a local Lambda as in AWS, and a demo
+// install and turn. No cloud account, no Docker.
 //
 //	go run ./infra/local            # serve on 127.0.0.1:8080
 //	go run ./infra/local token SUB  # print a token for SUB (add "admin" for the service scope)
@@ -29,7 +30,9 @@ import (
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/infra/awslocal/lambdalocal"
 	"github.com/commonly/runtime/shared/sandbox/local"
+	"github.com/commonly/runtime/shared/tracing"
 )
 
 // DefaultJWTSecret is the local signing secret when LOCAL_JWT_SECRET is
@@ -80,10 +83,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	base := "http://" + ln.Addr().String()
 
 	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded)%s\n  alarm:      %s\n  reaper:     %s\n  dispatch:   %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
-		base, base+api.Path, st.db.URL, tablesLabel(st.tables), st.alarm.label(), st.reaper.label(), cfg.Dispatch, modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
-	if err := demo(ctx, base, secret, cfg, pods, out); err != nil {
+		base, base+api.Path, st.db.URL, tablesLabel(st.tables), st.alarm.label(), st.reaper.label(), dispatchLabel(cfg, st.lambda), modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
+	if err := demo(ctx, base, secret, cfg, pods, st, out); err != nil {
 		fmt.Fprintln(out, "demo failed:", err)
 	}
+	fmt.Fprintf(out, "\nThe usage and cost report of this stack (docs/report.md), from another shell:\n  %s\n", reportCommand(cfg.Tables.State, st.db.AWSEnv()))
 	fmt.Fprintln(out, "\nServing; Ctrl-C to stop.")
 
 	select {
@@ -123,6 +127,11 @@ type stack struct {
 	alarm  *localAlarm
 	reaper *localReaper
 	turn   *app.Built
+	lambda *lambdalocal.Server // nil with TURN_DISPATCH=inline
+	// traces is the tracer provider (TRACES_FILE, OTEL_*), traceFile
+	// where it writes.
+	traces    *tracing.Provider
+	traceFile string
 }
 
 // startStack starts the embedded DynamoDB and the EventBridge stand-in,
@@ -156,6 +165,17 @@ func startStack(ctx context.Context, getenv func(string) string, env map[string]
 	if err != nil {
 		return st, fmt.Errorf("aws config: %w", err)
 	}
+	tcfg, err := tracing.ConfigFromEnv(getenv, "commonly-local", nil)
+	if err != nil {
+		return st, err
+	}
+	if st.traces, err = tracing.Setup(ctx, tcfg); err != nil {
+		return st, err
+	}
+	st.traceFile = tcfg.File
+	if st.traces.Enabled() {
+		tracing.InstrumentAWS(&awsCfg)
+	}
 	ddb := dynamodb.NewFromConfig(awsCfg)
 	// One local provider for the turns and the reaper: its sessions live
 	// in this process.
@@ -163,7 +183,7 @@ func startStack(ctx context.Context, getenv func(string) string, env map[string]
 	if cfg.Sandbox == app.SandboxLocal {
 		box = local.New(local.Config{})
 	}
-	if st.turn, err = app.Build(ctx, cfg, app.Deps{Dynamo: ddb, Log: log, LocalSandbox: box}); err != nil {
+	if st.turn, st.lambda, err = buildTurn(ctx, cfg, app.Deps{Dynamo: ddb, Log: log, LocalSandbox: box, Tracing: st.traces}); err != nil {
 		return st, err
 	}
 	if err := st.alarm.subscribe(ctx, st.db, ddb, eventbridge.NewFromConfig(awsCfg), cfg.Tables.Runs, log, nil); err != nil {
@@ -178,6 +198,9 @@ func startStack(ctx context.Context, getenv func(string) string, env map[string]
 
 // close stops what startStack started, the functions first.
 func (st *stack) close() {
+	if st.lambda != nil {
+		_ = st.lambda.Close()
+	}
 	if st.reaper != nil {
 		st.reaper.close()
 	}
@@ -187,6 +210,9 @@ func (st *stack) close() {
 	if st.db != nil {
 		_ = st.db.Close()
 	}
+	if st.traces != nil {
+		_ = st.traces.Shutdown(context.Background())
+	}
 }
 
 // localEnv is the process environment with the local stack's defaults.
@@ -195,8 +221,8 @@ func (st *stack) close() {
 // real services are not configured.
 func localEnv(getenv func(string) string) map[string]string {
 	env := map[string]string{
-		"STATE_TABLE": "commonly-state", "RUNS_TABLE": "commonly-runs", "TURN_DISPATCH": app.DispatchInline,
-		"EVENT_BUS_NAME": "commonly-local", "STAGE": "local",
+		"STATE_TABLE": "commonly-state", "RUNS_TABLE": "commonly-runs", "TURN_DISPATCH": app.DispatchLambda,
+		"AWS_LAMBDA_FUNCTION_NAME": localFunctionName, "EVENT_BUS_NAME": "commonly-local", "STAGE": "local",
 	}
 	for _, k := range []string{"STATE_TABLE", "RUNS_TABLE", "TURN_DISPATCH", "HOSTED_ENGINE", "PLAN_TURN_LIMITS", "INSTALL_CACHE_TTL",
 		"DO_RUNTIME_URL", "DO_RUNTIME_TOKEN", "DO_RUNTIME_TIMEOUT", "LLM_MODE", "LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", "LLM_TIMEOUT",

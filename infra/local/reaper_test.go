@@ -54,8 +54,12 @@ func TestLocalReaperOnItsTicker(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	box := local.New(local.Config{Now: clock})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if _, err := app.Build(ctx, cfg, app.Deps{Dynamo: db.Client(), Log: log, Now: clock, LocalSandbox: box}); err != nil {
+	_, lam, err := buildTurn(ctx, cfg, app.Deps{Dynamo: db.Client(), Log: log, Now: clock, LocalSandbox: box})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if lam != nil {
+		defer lam.Close()
 	}
 
 	// The dead worker's turn: admitted, claimed, its session created and

@@ -2,10 +2,12 @@
 // (REST JSON, POST /2015-03-31/functions/{name}/invocations) on loopback,
 // which the real SDK client reaches through AWS_ENDPOINT_URL_LAMBDA. An
 // asynchronous invocation (X-Amz-Invocation-Type: Event) of a known
-// function is accepted with 202 and queued; the caller takes the queue
-// and runs each as Lambda would run it, in an invocation of its own.
-// Other functions are not found; other invocation types are refused.
-// `make invoke` serves a turn's dispatch of itself with it.
+// function is accepted with 202 and either queued, for the caller to take
+// and run each as Lambda would, in an invocation of its own (Start;
+// `make invoke`), or run at once in an invocation of its own, a goroutine
+// with the function's timeout, retried as Lambda retries an asynchronous
+// invocation (StartRunning; `make run`). Other functions are not found;
+// other invocation types are refused.
 package lambdalocal
 
 import (
@@ -35,12 +37,13 @@ type Invocation struct {
 
 // Server is a running stand-in.
 type Server struct {
-	URL   string
-	names []string // the known function's names (name, ARN)
-	http  *loopback.Server
-	mu    sync.Mutex
-	queue []Invocation
-	calls *awscalls.Recorder
+	URL    string
+	names  []string // the known function's names (name, ARN)
+	http   *loopback.Server
+	mu     sync.Mutex
+	queue  []Invocation
+	calls  *awscalls.Recorder
+	runner *runner // nil: invocations are queued
 }
 
 // RecordCalls records every Invoke served from now on in rec (Call
@@ -90,9 +93,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lambdaError(w, http.StatusRequestEntityTooLarge, "RequestTooLargeException", "an asynchronous payload is at most 256 KB")
 		return
 	}
-	s.mu.Lock()
-	s.queue = append(s.queue, Invocation{Function: name, Payload: payload})
-	s.mu.Unlock()
+	inv := Invocation{Function: name, Payload: payload}
+	if s.runner != nil {
+		if !s.runner.start(inv) {
+			lambdaError(w, http.StatusServiceUnavailable, "ServiceException", "the local Lambda is stopping")
+			return
+		}
+	} else {
+		s.mu.Lock()
+		s.queue = append(s.queue, inv)
+		s.mu.Unlock()
+	}
 	w.WriteHeader(http.StatusAccepted)
 }
 
@@ -105,8 +116,15 @@ func (s *Server) Take() []Invocation {
 	return q
 }
 
-// Close stops the server.
-func (s *Server) Close() error { return s.http.Close() }
+// Close stops the server; with StartRunning, it then cancels the
+// invocations still running and waits for them to return.
+func (s *Server) Close() error {
+	err := s.http.Close()
+	if s.runner != nil {
+		s.runner.close()
+	}
+	return err
+}
 
 func lambdaError(w http.ResponseWriter, status int, typ, msg string) {
 	w.Header().Set("Content-Type", "application/json")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -30,14 +31,17 @@ type runtime struct {
 	paths  []string
 	auth   []string
 	bodies []map[string]string
+	raw    [][]byte
 	answer func(w http.ResponseWriter, r *http.Request)
 }
 
 func (f *runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
 	var body map[string]string
-	_ = json.NewDecoder(r.Body).Decode(&body)
+	_ = json.Unmarshal(raw, &body) // the string fields; a number is skipped
 	f.mu.Lock()
 	f.paths, f.auth, f.bodies = append(f.paths, r.URL.EscapedPath()), append(f.auth, r.Header.Get("Authorization")), append(f.bodies, body)
+	f.raw = append(f.raw, raw)
 	answer := f.answer
 	f.mu.Unlock()
 	if answer != nil {

@@ -1,0 +1,139 @@
+package lambdalocal
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+)
+
+// Lambda's defaults for an asynchronous invocation: two retries of a
+// failed one. Lambda waits about a minute before the first and two before
+// the second; locally a second, so that a retry is seen while one waits.
+const (
+	DefaultRetries    = 2
+	DefaultRetryDelay = time.Second
+)
+
+// RunConfig is a stand-in that runs its asynchronous invocations itself.
+type RunConfig struct {
+	// Run is one invocation of the function: its handler's entry point,
+	// given the payload. An error is a failed invocation.
+	Run func(ctx context.Context, payload []byte) error
+	// Timeout is the function's timeout: each invocation's context ends
+	// there, as Lambda ends an invocation. Zero: no deadline.
+	Timeout time.Duration
+	// Retries of a failed invocation (nil: DefaultRetries), RetryDelay
+	// before each (zero: DefaultRetryDelay).
+	Retries    *int
+	RetryDelay time.Duration
+	// Log receives failed invocations; nil discards.
+	Log *slog.Logger
+}
+
+// StartRunning serves on a free loopback port and runs each accepted
+// asynchronous invocation in a goroutine of its own, as Lambda runs it in
+// an invocation of its own: the caller has its 202 before the invocation
+// starts. names are the function's names (its name, its ARN).
+func StartRunning(cfg RunConfig, names ...string) (*Server, error) {
+	if cfg.Run == nil {
+		return nil, fmt.Errorf("lambda stand-in: RunConfig.Run is nil")
+	}
+	retries := DefaultRetries
+	if cfg.Retries != nil {
+		retries = *cfg.Retries
+	}
+	if cfg.RetryDelay == 0 {
+		cfg.RetryDelay = DefaultRetryDelay
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runner{cfg: cfg, retries: retries, ctx: ctx, cancel: cancel}
+	s, err := Start(names...)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	s.runner = r
+	return s, nil
+}
+
+type runner struct {
+	cfg     RunConfig
+	retries int
+	ctx     context.Context
+	cancel  context.CancelFunc
+	mu      sync.Mutex
+	closed  bool
+	wg      sync.WaitGroup
+	seq     atomic.Int64
+}
+
+// start runs inv in a goroutine of its own; false once closed.
+func (r *runner) start(inv Invocation) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		r.run(inv)
+	}()
+	return true
+}
+
+// run is one asynchronous invocation with its retries, each attempt with
+// a request id of its own in its context, as Lambda gives it.
+func (r *runner) run(inv Invocation) {
+	for attempt := 0; ; attempt++ {
+		err := r.attempt(inv)
+		if err == nil || r.ctx.Err() != nil {
+			return
+		}
+		if attempt == r.retries {
+			r.cfg.Log.Error("asynchronous invocation failed, retries exhausted", "function", inv.Function, "attempts", attempt+1, "err", err)
+			return
+		}
+		r.cfg.Log.Warn("asynchronous invocation failed; retried", "function", inv.Function, "attempt", attempt+1, "err", err)
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-time.After(r.cfg.RetryDelay):
+		}
+	}
+}
+
+func (r *runner) attempt(inv Invocation) (err error) {
+	ctx := lambdacontext.NewContext(r.ctx, &lambdacontext.LambdaContext{
+		AwsRequestID: fmt.Sprintf("local-invocation-%d-%d", time.Now().UnixMilli(), r.seq.Add(1)),
+	})
+	if r.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.cfg.Timeout)
+		defer cancel()
+	}
+	defer func() {
+		// A panic fails the invocation, as it fails Lambda's.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("invocation panicked: %v", p)
+		}
+	}()
+	return r.cfg.Run(ctx, inv.Payload)
+}
+
+// close refuses new invocations, cancels the running ones and waits.
+func (r *runner) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.cancel()
+	r.wg.Wait()
+}
