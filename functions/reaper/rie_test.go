@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,8 +12,10 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/functions/reaper/handler"
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/rie"
+	"github.com/commonly/runtime/infra/awslocal/secretsmanagerlocal"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
@@ -38,7 +41,8 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 	ctx := context.Background()
 	tables := store.Tables{State: "rie-state", Runs: "rie-runs"}
-	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", tables)
+	var served awscalls.Recorder
+	db, err := dynamodblocal.NewWithTables(ctx, dynamodblocal.Config{Calls: &served}, tables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,12 +81,22 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	emu, err := rie.Start(rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), map[string]string{
+	// The E2B key comes as the stack gives it, a secret's ARN read at
+	// the cold start.
+	const keyARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:e2b-GhIjKl"
+	secrets, err := secretsmanagerlocal.Start(secretsmanagerlocal.Config{Secrets: map[string]string{keyARN: e2btest.DefaultAPIKey}, Calls: &served})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer secrets.Close()
+	vars := map[string]string{
 		"STAGE": "dev", "STATE_TABLE": tables.State, "RUNS_TABLE": tables.Runs, "SANDBOX": "e2b",
-		"E2B_API_KEY": e2btest.DefaultAPIKey, "E2B_API_URL": f.URL,
+		"E2B_API_KEY_SECRET_ARN": keyARN, "E2B_API_URL": f.URL, secretsmanagerlocal.EndpointVar: secrets.URL,
 		// JSON logs, as the stack configures the function's logging.
 		"AWS_LAMBDA_LOG_FORMAT": "JSON",
-	}), nil)
+	}
+	served.Take() // the test's own writes
+	emu, err := rie.Start(rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), vars), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +112,12 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 
 	body, err := emu.Invoke(ctx, payload)
+	// What the stand-ins served up to here is the bootstrap's: its cold
+	// start and one sweep. Kept in testdata/aws-calls/rie.json (-update
+	// rewrites it) for infra/cdk/stack's TestRolesAllowRecordedCalls.
+	if err := awscalls.CheckFile("testdata/aws-calls/rie.json", awscalls.Symbolic(served.Take(), vars), *update); err != nil {
+		t.Error(err)
+	}
 	var res handler.Result
 	if err != nil || json.Unmarshal(body, &res) != nil {
 		t.Fatalf("invoke: %s %v", body, err)
@@ -134,6 +154,8 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 		t.Fatalf("a sweep without sources: %s %v", body, err)
 	}
 }
+
+var update = flag.Bool("update", false, "rewrite testdata/aws-calls/rie.json from the calls the bootstrap made")
 
 func errString(err error) string {
 	if err == nil {

@@ -3,13 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/infra/awslocal/lambdalocal"
 	"github.com/commonly/runtime/infra/awslocal/rie"
+	"github.com/commonly/runtime/infra/awslocal/secretsmanagerlocal"
+	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/store"
 )
 
@@ -26,17 +32,43 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 	ctx := context.Background()
 	tables := store.Tables{State: "rie-state", Runs: "rie-runs"}
-	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", tables)
+	// Every request the stand-ins serve is the bootstrap's (the test
+	// makes none of its own).
+	var served awscalls.Recorder
+	db, err := dynamodblocal.NewWithTables(ctx, dynamodblocal.Config{Calls: &served}, tables)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	served.Take() // the tables' creation
+	// The model is the scripted LiteLLM, its key the stack's way: a
+	// secret's ARN, read once at the cold start.
+	const llmKey, llmARN = "sk-litellm-rie-3c2b1a", "arn:aws:secretsmanager:us-east-1:123456789012:secret:llm-AbCdEf"
+	model := httptest.NewServer(llmtest.NewServer(llmKey, llmtest.Text("Hello from the scripted model.")))
+	defer model.Close()
+	secrets, err := secretsmanagerlocal.Start(secretsmanagerlocal.Config{Calls: &served, Secrets: map[string]string{llmARN: llmKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer secrets.Close()
+	// A turn is dispatched as in AWS: the function invokes itself
+	// asynchronously (the Lambda stand-in queues it), and the test runs
+	// the queued invocation as Lambda would.
+	const fnName = "TurnFunction"
+	lam, err := lambdalocal.Start(fnName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lam.Close()
+	lam.RecordCalls(&served)
 
-	emu, err := rie.Start(rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(),
-		map[string]string{"STATE_TABLE": tables.State, "RUNS_TABLE": tables.Runs, "TURN_DISPATCH": "inline",
-			// The demo model and sandbox, by name: without them the function
-			// refuses to start (no LLM_BASE_URL, no E2B_API_KEY).
-			"LLM_MODE": "offline", "SANDBOX": "local"}), nil)
+	vars := map[string]string{"STATE_TABLE": tables.State, "RUNS_TABLE": tables.Runs, "TURN_DISPATCH": "lambda",
+		"AWS_LAMBDA_FUNCTION_NAME": fnName, lambdalocal.EndpointVar: lam.URL, secretsmanagerlocal.EndpointVar: secrets.URL,
+		"LLM_BASE_URL": model.URL, "LLM_API_KEY_SECRET_ARN": llmARN, "LLM_MODEL": "deepseek-v4-flash",
+		// The local sandbox, by name: without it the function refuses to
+		// start (no E2B_API_KEY).
+		"SANDBOX": "local"}
+	emu, err := rie.Start(rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), vars), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +113,14 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if replay["runId"] != accepted["runId"] {
 		t.Fatalf("replay: %v vs %v", replay, accepted)
 	}
+	// The queued dispatch runs the turn to its end.
+	queued := lam.Take()
+	if len(queued) != 1 {
+		t.Fatalf("%d dispatches queued, want 1", len(queued))
+	}
+	if body, err := emu.Invoke(ctx, queued[0].Payload); err != nil {
+		t.Fatalf("dispatch: %s %v", body, err)
+	}
 	if out := invoke("usage.json"); status(out) != 200 || !strings.Contains(out["body"].(string), `"turnsUsed":1`) {
 		t.Fatalf("usage: %v", out)
 	}
@@ -91,4 +131,11 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if out := invoke("get-openapi.json"); status(out) != 200 || !strings.Contains(out["body"].(string), `"openapi": "3.1.0"`) {
 		t.Fatalf("openapi.json: %v", status(out))
 	}
+	// The bootstrap's AWS calls, kept in testdata/aws-calls/rie.json
+	// (-update rewrites it) for infra/cdk/stack's TestRolesAllowRecordedCalls.
+	if err := awscalls.CheckFile("testdata/aws-calls/rie.json", awscalls.Symbolic(served.Calls(), vars), *update); err != nil {
+		t.Error(err)
+	}
 }
+
+var update = flag.Bool("update", false, "rewrite testdata/aws-calls/rie.json from the calls the bootstrap made")

@@ -42,7 +42,7 @@ const demoMessage = "Hello! What is the sum of the squares of 1..10?\n\n```pytho
 
 // demo creates the demo install through the API, runs one turn through
 // the API and prints its transcript, usage and cost, and how to call it.
-func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods *backend, out *os.File) error {
+func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods *backend, st *stack, out *os.File) error {
 	now := time.Now()
 	admin, err := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, now)
 	if err != nil {
@@ -75,6 +75,7 @@ func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods 
 		fmt.Fprintf(out, "  answer %d: %s\n", status, body)
 	} else {
 		printRun(out, &run)
+		printTrace(ctx, out, st, &run)
 	}
 	if pods != nil {
 		fmt.Fprintln(out, "\n  pod demo-pod now reads:")

@@ -32,22 +32,28 @@ func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) *Erro
 	}
 	name := textcap.Bytes(call.Name, maxLoggedName)
 	rec := runs.ToolCall{ID: call.ID, Name: name, Args: textcap.Bytes(call.Arguments, MaxRecordedArgs)}
+	tr.toolStarted(step, rec)
 
 	if n := tr.repeat.see(call.Name, call.Arguments); n >= tr.budget.limits.RepeatLimit {
 		rec.Error = "not run: the same call was repeated"
 		tr.record(step, rec)
+		tr.toolFinished(step, rec, "repeated", rec.Error)
 		return &Error{Kind: runs.ErrTurnCap, Message: fmt.Sprintf(
 			"the model called tool %s with the same arguments %d times in a row", name, n)}
 	}
 	// The gate again: a model can name a tool it was not offered.
 	tool, ok := tr.tools.Lookup(call.Name)
 	if !ok {
-		tr.refuse(step, rec, fmt.Sprintf("tool %s is not available", name))
+		tr.refuse(step, rec, "not_available", fmt.Sprintf("tool %s is not available", name))
 		return nil
 	}
 	args, err := parseArgs(call.Arguments)
 	if err != nil {
-		tr.refuse(step, rec, fmt.Sprintf("invalid arguments for tool %s: %v", name, err))
+		tr.refuse(step, rec, "invalid_arguments", fmt.Sprintf("invalid arguments for tool %s: %v", name, err))
+		return nil
+	}
+	if msg, ok := tr.meteredFits(tool); !ok {
+		tr.refuse(step, rec, "over_reservation", msg)
 		return nil
 	}
 
@@ -64,6 +70,7 @@ func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) *Erro
 	if e := tr.chargeTool(res.Usage); e != nil {
 		rec.Error = "not priced"
 		tr.record(step, rec)
+		tr.toolFinished(step, rec, "not_priced", rec.Error)
 		return e
 	}
 	if f := res.Fatal; f != nil {
@@ -73,11 +80,12 @@ func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) *Erro
 		e := fatalError(name, f)
 		rec.Error = e.Message
 		tr.record(step, rec)
+		tr.toolFinished(step, rec, string(e.Kind), rec.Error)
 		tr.log.Warn("tool call ended the turn", "step", step, "tool", name, "errorKind", e.Kind, "infrastructure", e.Infrastructure, "err", f.Err)
 		return e
 	}
 
-	var content string
+	var content, kind string
 	if res.Err != nil {
 		msg := toolErrorText(name, res.Err)
 		rec.Error = msg
@@ -92,12 +100,14 @@ func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) *Erro
 	} else if c, err := okContent(res.Output); err != nil {
 		tr.log.Error("tool output not encodable", "step", step, "tool", name, "error", err)
 		rec.Error = fmt.Sprintf("tool %s returned output that could not be encoded", name)
+		kind = "unencodable"
 		content = errContent(rec.Error)
 	} else {
 		rec.OK = true
 		content = c
 	}
 	tr.record(step, rec)
+	tr.toolFinished(step, rec, kind, content)
 	tr.reply(call.ID, content)
 	return nil
 }
@@ -121,9 +131,10 @@ func fatalError(name string, f *tools.FatalError) *Error {
 }
 
 // refuse answers a call that was not run.
-func (tr *turn) refuse(step int, rec runs.ToolCall, msg string) {
+func (tr *turn) refuse(step int, rec runs.ToolCall, kind, msg string) {
 	rec.Error = msg
 	tr.record(step, rec)
+	tr.toolFinished(step, rec, kind, errContent(msg))
 	tr.reply(rec.ID, errContent(msg))
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/tools"
 )
@@ -31,6 +32,9 @@ type Config struct {
 	MaxOutputTokens int64
 	// Limits bound each turn; zero fields are their defaults.
 	Limits Limits
+	// Stream asks the model for its answers streamed, so the run's
+	// text.delta events follow the answer as it is written (stream.go).
+	Stream bool
 	// SearchProvider and SandboxProvider name the providers tool usage is
 	// priced for.
 	SearchProvider  string
@@ -114,6 +118,9 @@ type TurnInput struct {
 	// that write a turn costs one store call per model call. Optional; a
 	// failed checkpoint is logged and the turn goes on.
 	Checkpoint func(ctx context.Context, r *runs.Run) error
+	// Events receives the turn's events as they happen (events.go);
+	// optional.
+	Events runs.Recorder
 }
 
 // TurnResult is what the caller needs beyond the run itself.
@@ -166,6 +173,11 @@ type turn struct {
 	log    *slog.Logger
 	budget budget
 	maxOut int64
+	// reserved is the run's reservation under a spend cap (zero: none);
+	// callMaxOut is the next call's output cap, maxOut unless the
+	// reservation sizes it (fitCall).
+	reserved   money.Micros
+	callMaxOut int64
 
 	specs     []llm.ToolSpec
 	specBytes int64
@@ -174,6 +186,8 @@ type turn struct {
 	// posted is set when a tool posted to the pod in this turn, so the
 	// final answer is not posted a second time.
 	posted bool
+	// sandboxSeen are the sandboxes announced by a sandbox.created event.
+	sandboxSeen map[string]bool
 }
 
 func (l *Loop) newTurn(t TurnInput) *turn {
@@ -191,6 +205,9 @@ func (l *Loop) newTurn(t TurnInput) *turn {
 		tr.maxOut = DefaultMaxOutputTokens
 	}
 	tr.log = tr.log.With("runId", t.Run.RunID, "userId", t.Run.UserID, "installId", t.Run.InstallID)
+	if t.Run.TraceID != "" {
+		tr.log = tr.log.With("traceId", t.Run.TraceID)
+	}
 	// The wall clock runs from the run's recorded start (its claim), so
 	// time the caller spent before calling Run counts; a missing start, or
 	// one ahead of our clock, falls back to now.
@@ -198,7 +215,14 @@ func (l *Loop) newTurn(t TurnInput) *turn {
 	if s := t.Run.StartedAt; s != nil && !s.IsZero() && s.Before(start) {
 		start = *s
 	}
-	tr.budget = newBudget(l.cfg.Limits.withDefaults(), start)
+	limits := l.cfg.Limits.withDefaults()
+	if r := t.Run.ReservedMicros; r > 0 {
+		// The reservation is at most the turn's bound; it is the bound.
+		tr.reserved = r
+		limits.MaxCost = min(limits.MaxCost, r)
+	}
+	tr.callMaxOut = tr.maxOut
+	tr.budget = newBudget(limits, start)
 	return tr
 }
 
@@ -221,7 +245,7 @@ func (tr *turn) loop(ctx context.Context) TurnResult {
 		if len(tr.run.Steps) > 0 {
 			tr.checkpoint(ctx)
 		}
-		resp, e := tr.callModel(ctx)
+		resp, e := tr.tracedModelCall(ctx)
 		if e != nil {
 			return tr.finish(e)
 		}
@@ -237,7 +261,7 @@ func (tr *turn) loop(ctx context.Context) TurnResult {
 		tr.messages = append(tr.messages, msg)
 		step := len(tr.run.Steps) - 1
 		for _, call := range msg.ToolCalls {
-			if e := tr.dispatch(ctx, step, call); e != nil {
+			if e := tr.tracedToolCall(ctx, step, call); e != nil {
 				return tr.finish(e)
 			}
 		}

@@ -21,6 +21,9 @@ func (tr *turn) beforeModel(ctx context.Context) *Error {
 	if e := tr.budget.beforeModel(tr.now(), s); e != nil {
 		return e
 	}
+	if tr.reserved > 0 {
+		return tr.fitCall(s)
+	}
 	worst, err := tr.l.Pricer.WorstCase(tr.model, tr.promptEstimate(), tr.maxOut)
 	if err != nil {
 		return configError("pricing the next call to %s: %v", tr.model, err)
@@ -47,13 +50,17 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error) {
 	prompt := tr.promptEstimate()
 	callCtx, cancel := context.WithTimeout(ctx, tr.budget.remaining(started))
 	defer cancel()
+	tr.emit(runs.ModelStarted{Step: index, Model: tr.model})
 	resp, err := tr.l.Model.Complete(callCtx, llm.Request{
 		Model:     tr.model,
 		Messages:  tr.messages,
 		Tools:     tr.specs,
 		User:      tr.run.UserID,
-		MaxTokens: tr.maxOut,
+		MaxTokens: tr.callMaxOut,
+		Stream:    tr.l.Stream,
+		OnText:    tr.onText(index),
 	})
+	resp = tr.estimateMissingUsage(resp, prompt)
 	elapsed := tr.now().Sub(started).Milliseconds()
 	if err == nil && resp == nil {
 		err = fmt.Errorf("%w: no response", llm.ErrCall)
@@ -64,9 +71,9 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error) {
 		var step runs.Step
 		var perr error
 		recorded := true
-		switch u, ok := billedUsage(err, prompt, tr.maxOut); {
+		switch u, ok := billedUsage(err, prompt, tr.callMaxOut); {
 		case resp != nil:
-			step, perr = tr.recordStep(index, started, runs.Step{FinishReason: knownFinish(resp.FinishReason), CallID: resp.CallID, ElapsedMs: elapsed}, resp.Model, resp.Usage)
+			step, perr = tr.recordStep(index, started, runs.Step{FinishReason: knownFinish(resp.FinishReason), CallID: resp.CallID, ElapsedMs: elapsed, Estimated: resp.UsageMissing}, resp.Model, resp.Usage)
 			attrs = append(attrs, "finishReason", resp.FinishReason)
 		case ok:
 			step, perr = tr.recordStep(index, started, runs.Step{ElapsedMs: elapsed, Estimated: true}, "", u)
@@ -74,6 +81,7 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error) {
 			recorded = false
 		}
 		if recorded {
+			tr.modelFinished(step, e.Kind)
 			attrs = append(attrs, "promptTokens", step.PromptTokens, "completionTokens", step.CompletionTokens,
 				"costMicros", int64(step.CostMicros), "estimated", step.Estimated)
 		}
@@ -86,7 +94,8 @@ func (tr *turn) callModel(ctx context.Context) (*llm.Response, *Error) {
 		return nil, e
 	}
 
-	step, perr := tr.recordStep(index, started, runs.Step{FinishReason: knownFinish(resp.FinishReason), CallID: resp.CallID, ElapsedMs: elapsed}, resp.Model, resp.Usage)
+	step, perr := tr.recordStep(index, started, runs.Step{FinishReason: knownFinish(resp.FinishReason), CallID: resp.CallID, ElapsedMs: elapsed, Estimated: resp.UsageMissing}, resp.Model, resp.Usage)
+	tr.modelFinished(step, "")
 	tr.log.Info("model call", "step", index, "elapsedMs", elapsed, "finishReason", resp.FinishReason,
 		"promptTokens", step.PromptTokens, "completionTokens", step.CompletionTokens,
 		"toolCalls", len(resp.Message.ToolCalls), "costMicros", int64(step.CostMicros))
@@ -111,6 +120,10 @@ func billedUsage(err error, prompt, maxOut int64) (llm.Usage, bool) {
 	var ce *llm.CallError
 	if errors.As(err, &ce) && !ce.Billed {
 		return llm.Usage{}, false
+	}
+	if ce != nil && ce.Cut {
+		// A stream cut mid-answer: what arrived was generated.
+		return llm.Usage{PromptTokens: prompt, CompletionTokens: EstimateTokens(ce.Received)}, true
 	}
 	u := llm.Usage{PromptTokens: prompt, CompletionTokens: maxOut}
 	if ce != nil && ce.Status != 0 && (ce.Status < 200 || ce.Status > 299) {

@@ -76,6 +76,9 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	if req.Stream {
+		return c.stream(ctx, callCtx, params, req)
+	}
 
 	var httpResp *http.Response
 	completion, err := c.chat.New(callCtx, params, option.WithResponseInto(&httpResp))

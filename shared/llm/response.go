@@ -45,9 +45,10 @@ func (c *Client) decode(cc *openai.ChatCompletion, httpResp *http.Response) (*Re
 		return nil, fail(ErrCall, "empty response body")
 	}
 	resp := &Response{
-		CallID: callID,
-		Model:  cc.Model,
-		Usage:  parseUsage(cc.JSON.Usage.Raw()),
+		CallID:       callID,
+		Model:        cc.Model,
+		Usage:        parseUsage(cc.JSON.Usage.Raw()),
+		UsageMissing: !cc.JSON.Usage.Valid() || cc.JSON.Usage.Raw() == "null",
 	}
 	if len(cc.Choices) == 0 {
 		return resp, fail(ErrCall, "response has no choices")
@@ -70,31 +71,39 @@ func (c *Client) decode(cc *openai.ChatCompletion, httpResp *http.Response) (*Re
 			Arguments: tc.Function.Arguments,
 		})
 	}
+	return resp, c.judge(resp, choice.FinishReason, choice.Message.Refusal, status)
+}
 
-	switch choice.FinishReason {
+// judge checks an answer's finish reason and content, streamed or not:
+// nil for a usable answer, else the CallError the response goes with.
+func (c *Client) judge(resp *Response, finish, refusal string, status int) error {
+	fail := func(kind error, format string, a ...any) *CallError {
+		return &CallError{Kind: kind, Status: status, Message: fmt.Sprintf(format, a...), Billed: true}
+	}
+	switch finish {
 	case finishStop, finishToolCalls:
 	case finishContentFilter:
-		return resp, fail(ErrGuardrail, "answer withheld by the provider's content filter")
+		return fail(ErrGuardrail, "answer withheld by the provider's content filter")
 	case finishLength:
-		return resp, fail(ErrCall, "answer cut at the token limit (finish_reason length)")
+		return fail(ErrCall, "answer cut at the token limit (finish_reason length)")
 	case finishNoCapacity:
-		return resp, fail(ErrCall, "answer cut for lack of provider capacity (finish_reason %s)", finishNoCapacity)
+		return fail(ErrCall, "answer cut for lack of provider capacity (finish_reason %s)", finishNoCapacity)
 	default:
 		// Not one we know: the value is the upstream's, for the log; the
 		// response (and the step recorded from it) says only "unknown".
 		e := fail(ErrCall, "abnormal finish_reason")
-		e.Detail = "finish_reason " + textcap.Bytes(c.scrub(choice.FinishReason), 64)
+		e.Detail = "finish_reason " + textcap.Bytes(c.scrub(finish), 64)
 		resp.FinishReason = FinishUnknown
-		return resp, e
+		return e
 	}
 	if len(resp.Message.ToolCalls) == 0 && strings.TrimSpace(resp.Message.Content) == "" {
-		if choice.Message.Refusal != "" {
+		if refusal != "" {
 			// OpenAI's structured refusal: a policy refusal, not a fault.
-			return resp, fail(ErrGuardrail, "the model refused the request")
+			return fail(ErrGuardrail, "the model refused the request")
 		}
-		return resp, fail(ErrCall, "empty completion: no content and no tool calls")
+		return fail(ErrCall, "empty completion: no content and no tool calls")
 	}
-	return resp, nil
+	return nil
 }
 
 // reasoningContent reads DeepSeek's reasoning_content, which the SDK keeps

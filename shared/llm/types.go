@@ -53,6 +53,10 @@ type Request struct {
 	Tools     []ToolSpec
 	User      string // the end user's id, for the proxy's per-user spend
 	MaxTokens int64
+	// Stream asks for the answer streamed (stream.go), with its usage;
+	// OnText, optional, gets the answer's text as it arrives.
+	Stream bool
+	OnText func(text string)
 }
 
 // Usage is the token accounting of one call, normalised across the OpenAI
@@ -72,6 +76,9 @@ type Response struct {
 	// CallID is LiteLLM's x-litellm-call-id, kept for reconciliation.
 	CallID string
 	Model  string
+	// UsageMissing: the answer carried no usage (a proxy that lost it),
+	// so Usage is zero and the caller estimates it.
+	UsageMissing bool
 }
 
 // Error kinds the loop maps to a run's errorKind.
@@ -99,6 +106,11 @@ type CallError struct {
 	// sent and the connection did not fail before it), so it must not be
 	// retried automatically.
 	Billed bool
+	// Cut marks a stream that failed after its answer began; Received is
+	// the bytes of answer it delivered (text, reasoning, tool calls), for
+	// the estimate of its price.
+	Cut      bool
+	Received int64
 }
 
 func (e *CallError) Error() string {

@@ -294,3 +294,17 @@ func TestFlatPrice(t *testing.T) {
 		}
 	}
 }
+
+// The least useful reservation is the price table's worst case of an
+// 8,192-token prompt and 2,048 output tokens: at the table's dearest
+// deepseek-v4-flash rates (peak: 0.44 and 1.32 $/M), 3,605 + 2,704 µ$.
+func TestMinUsefulCall(t *testing.T) {
+	tab := mustLoad(t).WithClock(func() time.Time { return utc("2026-12-02T12:00:00Z") })
+	got, err := tab.MinUsefulCall("deepseek-v4-flash")
+	if err != nil || got != 3_605+2_704 {
+		t.Fatalf("MinUsefulCall = %d, %v", got, err)
+	}
+	if _, err := tab.MinUsefulCall("unpriced"); !errors.Is(err, ErrUnpriced) {
+		t.Errorf("an unpriced model: %v", err)
+	}
+}

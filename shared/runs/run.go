@@ -101,6 +101,27 @@ type Run struct {
 	// ceiling: it failed for an infrastructure reason before any model
 	// call answered (RefundDue).
 	Refunded bool `json:"refunded,omitempty" dynamodbav:"refunded,omitempty"`
+	// TraceID is the OpenTelemetry trace the turn ran in (hex), empty when
+	// tracing is off: support goes from a run to its trace with it.
+	// TraceSpanID is the span that admitted it, what the alarm's and the
+	// reaper's spans link to.
+	TraceID     string `json:"traceId,omitempty" dynamodbav:"traceId,omitempty"`
+	TraceSpanID string `json:"-" dynamodbav:"traceSpanId,omitempty"`
+
+	// ReservedMicros is the money reserved for the turn at admission
+	// under the daily spend cap (DAILY_SPEND_CAP_USD): the most the turn
+	// may cost, bounding every model call and priced tool call it makes.
+	// Zero when the deployment has no cap. The final write releases it.
+	ReservedMicros money.Micros `json:"reservedMicros,omitempty" dynamodbav:"reservedMicros,omitempty"`
+	// CapChargedMicros is what the final write charged to the day's
+	// spend cap: the run's cost, or the whole reservation for a run
+	// closed after its worker vanished mid-turn (its calls after the last
+	// checkpoint are unknown). Set by whoever closes such a run; the store
+	// records the amount it charged.
+	CapChargedMicros money.Micros `json:"-" dynamodbav:"capChargedMicros,omitempty"`
+	// Events are what happened in the run so far (events.go), kept on
+	// the run's item for GET /v1/runs/{runId}/events; not in the run's JSON.
+	Events []StoredEvent `json:"-" dynamodbav:"events,omitempty"`
 
 	IdempotencyKey string `json:"-" dynamodbav:"idempotencyKey,omitempty"`
 	RequestHash    string `json:"-" dynamodbav:"requestHash,omitempty"`

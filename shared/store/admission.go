@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -18,6 +17,13 @@ import (
 const (
 	attrTurns = "turns"
 	attrCost  = "costMicros"
+	// With a spend cap (reservation.go): the reservations of the day's
+	// turns in flight, the cost their final writes charged, and the sum
+	// of the two, the one number the admission's condition can compare
+	// (a condition expression has no arithmetic).
+	attrReserved     = "reservedMicros"
+	attrCapCommitted = "capCommittedMicros"
+	attrCapHeld      = "capHeldMicros"
 )
 
 // Admit counts the turn and creates its run in one transaction:
@@ -37,9 +43,29 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 	if _, err := turns.ParsePlan(string(a.Plan)); err != nil {
 		return turns.AdmitResult{}, fmt.Errorf("admit: %w", err)
 	}
-	runItem, err := d.marshalRun(a.Run)
+	if a.SpendCap > 0 {
+		return d.admitReserving(ctx, a)
+	}
+	a.Run.ReservedMicros = 0
+	res, c, err := d.admitOnce(ctx, a)
+	if err != nil || c == nil {
+		return res, err
+	}
+	usage, err := d.usageOf(ctx, a, c)
 	if err != nil {
 		return turns.AdmitResult{}, err
+	}
+	return refusedAtCeiling(a, usage), nil
+}
+
+// admitOnce is one admission transaction. With a spend cap it reserves
+// a.Run.ReservedMicros. When the counter's condition failed it returns
+// the usage item as the transaction saw it (possibly empty) and a nil
+// error, for the caller to say which bound refused the turn.
+func (d *Dynamo) admitOnce(ctx context.Context, a turns.Admission) (turns.AdmitResult, *counterRefusal, error) {
+	runItem, err := d.marshalRun(a.Run)
+	if err != nil {
+		return turns.AdmitResult{}, nil, err
 	}
 	var items []types.TransactWriteItem
 	idemIdx := -1
@@ -72,14 +98,22 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 	cond := "(attribute_not_exists(#t) OR #t < :limit)"
 	names := map[string]string{"#t": attrTurns, "#u": "userId", "#d": "day", "#ttl": tablekeys.TTL}
 	values := map[string]types.AttributeValue{":one": num(1), ":limit": num(a.Limit), ":user": str(a.Run.UserID), ":day": str(a.Run.Day), ":ttl": num(tablekeys.ExpiresAfterDay(a.Run.CreatedAt))}
+	update := "ADD #t :one SET #u = :user, #d = :day, #ttl = :ttl"
 	if a.SpendCap > 0 {
 		cond += " AND (attribute_not_exists(#c) OR #c < :cap)"
 		names["#c"], values[":cap"] = attrCost, num(int64(a.SpendCap))
+		// The reservation, only if it fits under the cap with what the
+		// day already holds: held + R <= cap, written held <= cap - R.
+		r := int64(a.Run.ReservedMicros)
+		cond += " AND (attribute_not_exists(#h) OR #h <= :room)"
+		update = "ADD #t :one, #r :res, #h :res SET #u = :user, #d = :day, #ttl = :ttl"
+		names["#h"], names["#r"] = attrCapHeld, attrReserved
+		values[":room"], values[":res"] = num(int64(a.SpendCap)-r), num(r)
 	}
 	items = append(items, types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(d.tables.State),
 		Key:                       stateKey(tablekeys.UsageOnDay(a.Run.UserID, a.Run.Day)),
-		UpdateExpression:          aws.String("ADD #t :one SET #u = :user, #d = :day, #ttl = :ttl"),
+		UpdateExpression:          aws.String(update),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
@@ -96,47 +130,55 @@ func (d *Dynamo) Admit(ctx context.Context, a turns.Admission) (turns.AdmitResul
 
 	err = d.transact(ctx, items)
 	if err == nil {
-		return turns.AdmitResult{Admitted: true}, nil
+		return turns.AdmitResult{Admitted: true}, nil, nil
 	}
 	var tce *types.TransactionCanceledException
 	if !errors.As(err, &tce) {
-		return turns.AdmitResult{}, fmt.Errorf("admit transaction: %w", err)
+		return turns.AdmitResult{}, nil, fmt.Errorf("admit transaction: %w", err)
 	}
 	reasons := tce.CancellationReasons
 	if idemIdx >= 0 && failedCondition(reasons, idemIdx) {
-		return d.replay(ctx, a, reasons[idemIdx].Item)
+		res, err := d.replay(ctx, a, reasons[idemIdx].Item)
+		return res, nil, err
 	}
 	if failedCondition(reasons, planIdx) {
 		// Before the counter: its condition was checked against the limit
 		// of a plan the user no longer has.
-		return turns.AdmitResult{PlanChanged: true}, nil
+		return turns.AdmitResult{PlanChanged: true}, nil, nil
 	}
 	if failedCondition(reasons, counterIdx) {
-		return d.refused(ctx, a, reasons[counterIdx].Item)
+		return turns.AdmitResult{}, &counterRefusal{usage: reasons[counterIdx].Item}, nil
 	}
-	return turns.AdmitResult{}, fmt.Errorf("admit transaction cancelled (%s): %w", reasonCodes(reasons), turns.ErrUnavailable)
+	return turns.AdmitResult{}, nil, fmt.Errorf("admit transaction cancelled (%s): %w", reasonCodes(reasons), turns.ErrUnavailable)
 }
 
-// refused says which bound refused a turn, from the day's usage item as
-// the cancelled transaction returned it (or, if it did not, as read now:
-// a refusal, not a turn, pays for the read). The spend cap wins when both
-// are met.
-func (d *Dynamo) refused(ctx context.Context, a turns.Admission, usage map[string]types.AttributeValue) (turns.AdmitResult, error) {
-	if len(usage) == 0 {
-		item, err := d.getItem(ctx, d.tables.State, stateKey(tablekeys.UsageOnDay(a.Run.UserID, a.Run.Day)))
-		if err != nil {
-			return turns.AdmitResult{}, fmt.Errorf("read usage of a refused turn: %w", err)
-		}
-		usage = item
-	}
-	if spent := money.Micros(numAttr(usage, attrCost)); a.SpendCap > 0 && spent >= a.SpendCap {
-		return turns.AdmitResult{CapSpent: spent}, nil
-	}
+// counterRefusal is the usage item as a transaction refused by the
+// counter's condition saw it; empty when the server did not return it.
+type counterRefusal struct {
+	usage map[string]types.AttributeValue
+}
+
+// refusedAtCeiling is the ceiling's refusal, from the day's usage item.
+func refusedAtCeiling(a turns.Admission, usage map[string]types.AttributeValue) turns.AdmitResult {
 	used := numAttr(usage, attrTurns)
 	if used == 0 {
 		used = a.Limit
 	}
-	return turns.AdmitResult{CeilingUsed: used}, nil
+	return turns.AdmitResult{CeilingUsed: used}
+}
+
+// usageOf is the day's usage item as the refused transaction returned
+// it or, if it did not, as read now: a refusal, not a turn, pays for the
+// read.
+func (d *Dynamo) usageOf(ctx context.Context, a turns.Admission, c *counterRefusal) (map[string]types.AttributeValue, error) {
+	if c != nil && len(c.usage) > 0 {
+		return c.usage, nil
+	}
+	item, err := d.getItem(ctx, d.tables.State, stateKey(tablekeys.UsageOnDay(a.Run.UserID, a.Run.Day)))
+	if err != nil {
+		return nil, fmt.Errorf("read usage of a refused turn: %w", err)
+	}
+	return item, nil
 }
 
 // planCondition is the condition under which a user's plan item decodes

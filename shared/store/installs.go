@@ -184,5 +184,5 @@ func (d *Dynamo) Usage(ctx context.Context, userID, day string) (turns.Usage, er
 	}
 	u := items[tablekeys.UsageOnDay(userID, day)]
 	return turns.Usage{Plan: decodePlan(items[tablekeys.Plan(userID)]), Turns: numAttr(u, attrTurns), CostMicros: numAttr(u, attrCost),
-		SpendAlarmRaised: strAttr(u, attrAlarmID) != ""}, nil
+		SpendAlarmRaised: strAttr(u, attrAlarmID) != "", ReservedMicros: numAttr(u, attrReserved), CapCommittedMicros: numAttr(u, attrCapCommitted)}, nil
 }

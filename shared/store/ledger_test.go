@@ -164,7 +164,7 @@ func TestAdmitChecksTheSpendCapInItsTransaction(t *testing.T) {
 	admit := func(id string, limit int64) turns.AdmitResult {
 		t.Helper()
 		clear(db.calls)
-		res, err := s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: newRun(id, "u1", now), Limit: limit, SpendCap: 100, Now: now})
+		res, err := s.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: newRun(id, "u1", now), Limit: limit, SpendCap: 100, Reserve: 10, MinReserve: 1, Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,11 +186,11 @@ func TestAdmitChecksTheSpendCapInItsTransaction(t *testing.T) {
 	if err := s.WriteDay(ctx, ledger.Write{Key: k, From: 1, Delta: 1, Next: ledger.Book{Rev: 2, CostMicros: 100, Runs: map[string]ledger.Counted{"r1": {CostMicros: 100, Seq: "2"}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if res := admit("r3", 5); res.Admitted || res.CapSpent != 100 || res.CeilingUsed != 0 {
+	if res := admit("r3", 5); res.Admitted || !res.CapRefused || res.CapSpent != 100 || res.CeilingUsed != 0 {
 		t.Fatalf("at the cap: %+v", res)
 	}
 	// Both bounds met: the cap is reported.
-	if res := admit("r4", 2); res.Admitted || res.CapSpent != 100 {
+	if res := admit("r4", 2); res.Admitted || !res.CapRefused || res.CapSpent != 100 {
 		t.Fatalf("at the cap and the ceiling: %+v", res)
 	}
 	if u, err := s.Usage(ctx, "u1", k.Day); err != nil || u.Turns != 2 {

@@ -103,11 +103,18 @@ func (d *Dynamo) CheckpointRun(ctx context.Context, r *runs.Run) error {
 // FinishRun writes the final run, only while it is not final yet, and
 // refunds the turn to the user's day in the same transaction if asked:
 // the run's condition makes the refund happen at most once. The run's
-// cost is not added to the day here: the alarm function's ledger counts
-// it from the runs table's stream, whoever wrote the run.
+// cost is not added to the day's ledger here: the alarm function's
+// ledger counts it from the runs table's stream, whoever wrote the run.
+// A run with a reservation (a spend cap) settles it in the same
+// transaction (settleUpdate), at most once for the same reason; a run
+// without one is one PutItem, as it always was, unless refunded.
 func (d *Dynamo) FinishRun(ctx context.Context, r *runs.Run, refund bool) error {
 	if !r.Status.Final() {
 		return fmt.Errorf("finish run %s: status %q is not final", r.RunID, r.Status)
+	}
+	var settle *types.Update
+	if r.ReservedMicros > 0 {
+		settle = d.settleUpdate(r, refund)
 	}
 	item, err := d.marshalRun(r)
 	if err != nil {
@@ -120,7 +127,7 @@ func (d *Dynamo) FinishRun(ctx context.Context, r *runs.Run, refund bool) error 
 		ExpressionAttributeNames:  map[string]string{"#s": "status"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":queued": str(string(runs.StatusQueued)), ":running": str(string(runs.StatusRunning))},
 	}
-	if !refund {
+	if !refund && settle == nil {
 		_, err = d.db.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
 			ExpressionAttributeNames: put.ExpressionAttributeNames, ExpressionAttributeValues: put.ExpressionAttributeValues,
@@ -133,13 +140,16 @@ func (d *Dynamo) FinishRun(ctx context.Context, r *runs.Run, refund bool) error 
 		}
 		return nil
 	}
-	err = d.transact(ctx, []types.TransactWriteItem{{Put: put}, {Update: &types.Update{
-		TableName:                 aws.String(d.tables.State),
-		Key:                       stateKey(tablekeys.UsageOnDay(r.UserID, r.Day)),
-		UpdateExpression:          aws.String("ADD #t :minus"),
-		ExpressionAttributeNames:  map[string]string{"#t": attrTurns},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":minus": num(-1)},
-	}}})
+	if settle == nil {
+		settle = &types.Update{
+			TableName:                 aws.String(d.tables.State),
+			Key:                       stateKey(tablekeys.UsageOnDay(r.UserID, r.Day)),
+			UpdateExpression:          aws.String("ADD #t :minus"),
+			ExpressionAttributeNames:  map[string]string{"#t": attrTurns},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":minus": num(-1)},
+		}
+	}
+	err = d.transact(ctx, []types.TransactWriteItem{{Put: put}, {Update: settle}})
 	var tce *types.TransactionCanceledException
 	if errors.As(err, &tce) && failedCondition(tce.CancellationReasons, 0) {
 		return fmt.Errorf("finish %s: %w", r.RunID, turns.ErrAlreadyFinal)

@@ -64,14 +64,17 @@ func (e *CeilingError) Unwrap() error { return ErrCeilingReached }
 // SpendCapError carries what a caller refused at the daily spend cap
 // (DAILY_SPEND_CAP_USD) needs to know.
 type SpendCapError struct {
-	Limit    money.Micros
-	Spent    money.Micros
+	Limit money.Micros
+	Spent money.Micros
+	// Reserved is what the day's turns still in flight hold: with Spent,
+	// what leaves no useful reservation under Limit.
+	Reserved money.Micros
 	ResetsAt time.Time
 	// RetryAfter is how long until ResetsAt, by the service's clock.
 	RetryAfter time.Duration
 }
 
 func (e *SpendCapError) Error() string {
-	return fmt.Sprintf("daily spend cap reached: %s of %s spent, resets at %s", e.Spent, e.Limit, e.ResetsAt.Format(time.RFC3339))
+	return fmt.Sprintf("daily spend cap reached: %s of %s spent, %s reserved, resets at %s", e.Spent, e.Limit, e.Reserved, e.ResetsAt.Format(time.RFC3339))
 }
 func (e *SpendCapError) Unwrap() error { return ErrSpendCapReached }

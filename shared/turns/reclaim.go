@@ -9,6 +9,7 @@ import (
 
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/tracing"
 )
 
 // Every run reaches a final status, whatever happened to its worker: the
@@ -150,6 +151,7 @@ func (r *Reclaimer) Interrupt(ctx context.Context, runID string) (Interruption, 
 	if err != nil {
 		return Interruption{}, fmt.Errorf("interrupt run %s: %w", runID, err)
 	}
+	tracing.LinkRun(ctx, run)
 	r.log.InfoContext(ctx, "abandoned run interrupted", "runId", runID, "userId", run.UserID, "engine", run.Engine,
 		"was", was, "createdAt", run.CreatedAt, "steps", len(run.Steps), "costMicros", int64(run.CostMicros),
 		"refunded", refund, "sandboxes", len(sandboxes))
@@ -163,6 +165,14 @@ func endAbandoned(run *runs.Run, now time.Time) (refund bool) {
 	msg := "the turn's worker stopped before the turn ended"
 	if run.Status == runs.StatusQueued {
 		msg = "the turn was not started in time"
+	} else {
+		// Under a spend cap the day is charged the whole reservation, not
+		// the checkpointed cost: the worker may have made calls after its
+		// last checkpoint (a call answered, then the worker died), which
+		// only the provider's bill will show, and each was bounded by the
+		// reservation. A queued run was never claimed and can no longer
+		// be (ClaimWindow): it spent nothing, and settles at its cost.
+		run.CapChargedMicros = run.ReservedMicros
 	}
 	// The cost is the checkpointed parts' (steps, estimated ones
 	// included, sandbox time, searches): AddCost is the one place the

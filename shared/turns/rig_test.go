@@ -10,6 +10,7 @@ import (
 
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/metrics"
+	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/turns"
@@ -73,6 +74,10 @@ type rigOpts struct {
 	engines    map[turns.EngineName]turns.Engine
 	// installTTL turns the container's install cache on.
 	installTTL time.Duration
+	// spendCap, turnBound and minReservation set the spend cap.
+	spendCap, turnBound, minReservation money.Micros
+	// events writes a run's events between its own writes.
+	events bool
 }
 
 type rig struct {
@@ -114,7 +119,11 @@ func newRig(t *testing.T, o rigOpts) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.worker, err = turns.NewWorker(turns.WorkerConfig{Store: ts, Engines: engines, Installs: installs, Metrics: emitter, Now: r.clock.Now, Log: log}); err != nil {
+	wc := turns.WorkerConfig{Store: ts, Engines: engines, Installs: installs, Metrics: emitter, Now: r.clock.Now, Log: log}
+	if o.events {
+		wc.Events = r.st
+	}
+	if r.worker, err = turns.NewWorker(wc); err != nil {
 		t.Fatal(err)
 	}
 	var d turns.Dispatcher = turns.InlineDispatcher{Worker: r.worker}
@@ -129,6 +138,7 @@ func newRig(t *testing.T, o rigOpts) *rig {
 		t.Fatal(err)
 	}
 	if r.svc, err = turns.NewService(turns.ServiceConfig{Store: ts, Dispatcher: d, Limits: limits,
+		SpendCap: o.spendCap, TurnBound: o.turnBound, MinReservation: o.minReservation,
 		Tools: knownTools, Connectors: []string{"github"}, FallbackConfigured: o.fallback, Installs: installs, Metrics: emitter, Now: r.clock.Now, Log: log}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,10 @@ import (
 	"github.com/commonly/runtime/shared/runs"
 )
 
+// DefaultTurnBound is the most a turn reserves under a spend cap when
+// the service is given no bound: the loop's default TURN_MAX_USD.
+const DefaultTurnBound = money.Micros(250_000)
+
 // Request limits. A turn's message is what a person typed in a pod; the
 // cap keeps one turn from carrying a document into the model's context.
 const (
@@ -45,6 +49,13 @@ type ServiceConfig struct {
 	// refused (DAILY_SPEND_CAP_USD); zero means no cap: the spend alarm
 	// only alarms.
 	SpendCap money.Micros
+	// With a spend cap, TurnBound is the most one turn may reserve (its
+	// money bound, TURN_MAX_USD; zero means the loop's default, $0.25),
+	// and MinReservation the least reservation a turn is admitted with:
+	// the priced worst case of the smallest useful model call
+	// (MinUsefulCall); zero means any positive amount.
+	TurnBound      money.Micros
+	MinReservation money.Micros
 	// Tools and Connectors are the names an install may list in its tools
 	// and connectors: the native engine's catalog, configured in this
 	// deployment or not (native.Engine.ToolNames, ConnectorNames), so
@@ -102,6 +113,12 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.SpendCap < 0 {
 		errs = append(errs, fmt.Errorf("turns: spend cap %s is negative", cfg.SpendCap))
 	}
+	if cfg.TurnBound < 0 || cfg.MinReservation < 0 {
+		errs = append(errs, fmt.Errorf("turns: turn bound %s or minimum reservation %s is negative", cfg.TurnBound, cfg.MinReservation))
+	}
+	if cfg.TurnBound == 0 {
+		cfg.TurnBound = DefaultTurnBound
+	}
 	if cfg.DefaultEngine == "" {
 		cfg.DefaultEngine = Native
 	}
@@ -120,7 +137,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.Installs == nil {
 		cfg.Installs = uncached(cfg.Store)
 	}
-	return &Service{cfg: cfg, store: cfg.Store, dispatch: cfg.Dispatcher, now: cfg.Now, log: cfg.Log, newID: NewRunID, installs: cfg.Installs}, nil
+	return &Service{cfg: cfg, store: traced(cfg.Store), dispatch: cfg.Dispatcher, now: cfg.Now, log: cfg.Log, newID: NewRunID, installs: cfg.Installs}, nil
 }
 
 // NewRunID returns a random, URL-safe run id.

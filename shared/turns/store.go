@@ -36,8 +36,10 @@ type Store interface {
 	ClaimRun(ctx context.Context, runID string, at time.Time) (*runs.Run, error)
 	// CheckpointRun saves a running run's progress.
 	CheckpointRun(ctx context.Context, r *runs.Run) error
-	// FinishRun writes the final run, charges its cost to its day and, when
-	// refund is set, gives the turn back; all at most once per run.
+	// FinishRun writes the final run and, when refund is set, gives the
+	// turn back; a run with a reservation (ReservedMicros) releases it and
+	// charges its cost (CapChargedMicros when higher) to the day's cap in
+	// the same write; all at most once per run.
 	FinishRun(ctx context.Context, r *runs.Run, refund bool) error
 	// Usage returns a user's turns and cost on a UTC day, and their plan.
 	Usage(ctx context.Context, userID, day string) (Usage, error)
@@ -55,6 +57,14 @@ type Admission struct {
 	// alarm function's ledger total on the same item) is at or above it
 	// (DAILY_SPEND_CAP_USD), in the same condition as the ceiling.
 	SpendCap money.Micros
+	// With a spend cap, Reserve is the most the turn may reserve (its
+	// bound, TURN_MAX_USD) and MinReserve the least reservation worth
+	// admitting it with (the worst case of the smallest useful model
+	// call). Admit reserves min(Reserve, what the day has left under the
+	// cap) on the user-day item, in the same transaction, and sets
+	// Run.ReservedMicros; below MinReserve it refuses (CapRefused).
+	Reserve    money.Micros
+	MinReserve money.Micros
 	// IdempotencyKey scopes a client's key to the caller; empty = none.
 	IdempotencyKey string
 	CallerID       string
@@ -70,8 +80,12 @@ type AdmitResult struct {
 	ReplayOf    string
 	ReplayHash  string
 	CeilingUsed int64 // when refused at the ceiling
-	// CapSpent is the day's cost when refused at the spend cap.
-	CapSpent money.Micros
+	// CapRefused: refused at the spend cap. CapSpent is the day's cost
+	// then (the ledger's, or the finished runs' when higher), CapReserved
+	// what the day's turns still in flight hold.
+	CapRefused  bool
+	CapSpent    money.Micros
+	CapReserved money.Micros
 	// PlanChanged: nothing was written because the user's plan is no
 	// longer Admission.Plan; read it and admit again.
 	PlanChanged bool
@@ -84,4 +98,9 @@ type Usage struct {
 	CostMicros int64
 	// SpendAlarmRaised: the alarm function raised the day's spend alarm.
 	SpendAlarmRaised bool
+	// ReservedMicros is what the day's turns in flight hold under the
+	// spend cap; CapCommittedMicros the cost of its finished runs, as
+	// their final writes charged it (zero without a cap).
+	ReservedMicros     int64
+	CapCommittedMicros int64
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/tablekeys"
+	"github.com/commonly/runtime/shared/tracing"
 	"github.com/commonly/runtime/shared/utcday"
 )
 
@@ -95,8 +96,10 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 		Trigger: req.Trigger, Message: req.Message, Day: utcday.Of(now),
 		Status: runs.StatusQueued, CreatedAt: now, Steps: []runs.Step{},
 		IdempotencyKey: req.IdempotencyKey, RequestHash: req.hash(installID),
+		TraceID: tracing.TraceID(ctx), TraceSpanID: tracing.SpanID(ctx),
 	}
-	res, plan, err := s.admit(ctx, Admission{Run: run, Plan: plan, SpendCap: s.cfg.SpendCap, IdempotencyKey: req.IdempotencyKey, CallerID: c.ID, Now: now})
+	res, plan, err := s.admit(ctx, Admission{Run: run, Plan: plan, SpendCap: s.cfg.SpendCap, Reserve: s.cfg.TurnBound, MinReserve: s.cfg.MinReservation,
+		IdempotencyKey: req.IdempotencyKey, CallerID: c.ID, Now: now})
 	if err != nil {
 		// The count could not be checked: refuse (fail closed, 503).
 		return nil, err
@@ -112,10 +115,10 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 			return nil, wrapUnavailable("read replayed run", err)
 		}
 		return &Submitted{Run: prev, Replayed: true}, nil
-	case !res.Admitted && res.CapSpent > 0:
+	case !res.Admitted && res.CapRefused:
 		s.cfg.Metrics.Emit(map[string]string{"Plan": string(plan)}, metrics.Metric{Name: "TurnsRefusedAtSpendCap", Unit: metrics.Count, Value: 1})
 		resets := utcday.ResetsAt(now)
-		return nil, &SpendCapError{Limit: s.cfg.SpendCap, Spent: res.CapSpent, ResetsAt: resets, RetryAfter: resets.Sub(now)}
+		return nil, &SpendCapError{Limit: s.cfg.SpendCap, Spent: res.CapSpent, Reserved: res.CapReserved, ResetsAt: resets, RetryAfter: resets.Sub(now)}
 	case !res.Admitted:
 		s.cfg.Metrics.Emit(map[string]string{"Plan": string(plan)}, metrics.Metric{Name: "TurnsRefusedAtCeiling", Unit: metrics.Count, Value: 1})
 		resets := utcday.ResetsAt(now)
@@ -124,7 +127,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 
 	s.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine}, metrics.Metric{Name: "TurnsAdmitted", Unit: metrics.Count, Value: 1})
 	s.log.InfoContext(ctx, "turn admitted", "runId", run.RunID, "userId", run.UserID, "installId", run.InstallID, "engine", run.Engine)
-	latest, err := s.dispatch.Dispatch(ctx, run)
+	latest, err := s.dispatchTraced(ctx, run)
 	if errors.Is(err, ErrFinalWrite) {
 		// Inline dispatch: the turn ran, but its final write failed. The
 		// run stays running for whoever closes abandoned runs; it is not

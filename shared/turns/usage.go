@@ -26,6 +26,9 @@ type UsageReport struct {
 	SpendAlarmRaised bool
 	// SpendCap is the deployment's daily spend cap; zero when none.
 	SpendCap money.Micros
+	// ReservedMicros is what the day's turns in flight hold under the
+	// spend cap (released by each run's final write); zero without a cap.
+	ReservedMicros money.Micros
 }
 
 // Usage reports the caller's consumption for the current UTC day.
@@ -72,5 +75,6 @@ func (s *Service) usageOn(ctx context.Context, userID, day string) (*UsageReport
 	return &UsageReport{
 		Plan: plan, TurnsUsed: u.Turns, TurnsLimit: s.cfg.Limits.For(plan), CostMicros: u.CostMicros,
 		ResetsAt: utcday.ResetsAt(start), Day: day, SpendAlarmRaised: u.SpendAlarmRaised, SpendCap: s.cfg.SpendCap,
+		ReservedMicros: money.Micros(u.ReservedMicros),
 	}, nil
 }

@@ -23,6 +23,9 @@ type EngineTurn struct {
 	Run     *runs.Run
 	// Checkpoint saves progress of a running run (after each model step).
 	Checkpoint func(ctx context.Context, r *runs.Run) error
+	// Events receives what happens in the turn, for the run's event
+	// stream (events.go); never nil from the worker.
+	Events runs.Recorder
 }
 
 // EngineResult is what the worker needs back from an engine beyond the run.
@@ -53,6 +56,9 @@ type WorkerConfig struct {
 	Now func() time.Time
 	// Log gets one line per turn; nil means slog.Default().
 	Log *slog.Logger
+	// Events writes a run's events between its own writes (events.go);
+	// nil lets them ride only on the checkpoints and the final write.
+	Events EventWriter
 }
 
 // Worker claims dispatched runs and drives them to a final status.
@@ -93,17 +99,17 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.Installs == nil {
 		cfg.Installs = uncached(cfg.Store)
 	}
-	return &Worker{cfg: cfg, store: cfg.Store, engines: cfg.Engines, installs: cfg.Installs, now: cfg.Now, log: cfg.Log}, nil
+	return &Worker{cfg: cfg, store: traced(cfg.Store), engines: cfg.Engines, installs: cfg.Installs, now: cfg.Now, log: cfg.Log}, nil
 }
 
-// Execute claims the run and runs it. A run that is not claimable (a
+// execute claims the run and runs it. A run that is not claimable (a
 // retried dispatch, or one past ClaimWindow) is not run; if this
 // container ran it and could not write its final state, that state is
 // written now; if it is abandoned (deadline.go), it is closed
 // interrupted, as the reaper would. It returns the run's latest state,
 // and an error wrapping ErrFinalWrite when the turn ran but its final
 // write failed (the dispatch must fail, so that Lambda retries it).
-func (w *Worker) Execute(ctx context.Context, runID string) (*runs.Run, error) {
+func (w *Worker) execute(ctx context.Context, runID string) (*runs.Run, error) {
 	if p, ok := w.unwritten.get(runID); ok {
 		return w.writeUnwritten(ctx, runID, p)
 	}
@@ -153,6 +159,7 @@ func statusOf(r *runs.Run) runs.Status {
 func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run, err error) {
 	log := w.log.With("runId", run.RunID, "userId", run.UserID, "engine", run.Engine)
 	outcome := EngineResult{}
+	ev := newRunEvents(ctx, run, w.cfg.Events, w.now, log)
 	defer func() {
 		// Every path ends here: a panic in an engine, a cancelled context,
 		// an engine that forgot to finish. The run leaves with a final status.
@@ -167,10 +174,16 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run, err e
 				run.End(runs.StatusFailed, runs.ErrUnknown, "the turn ended without a result", w.now())
 			}
 		}
+		ev.close(run)
 		final, err = run, w.finalWrite(ctx, run, run.RefundDue(outcome.Infrastructure))
 	}()
 
 	inst, err := w.installs.get(ctx, run.InstallID)
+	started := runs.RunStarted{Engine: run.Engine}
+	if inst != nil {
+		started.Model = inst.Model
+	}
+	ev.Record(started)
 	if err != nil {
 		log.ErrorContext(ctx, "install unavailable", "err", err)
 		run.End(runs.StatusFailed, runs.ErrConfig, "the install could not be read", w.now())
@@ -183,7 +196,7 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run, err e
 		outcome.Infrastructure = true
 		return
 	}
-	outcome = engine.Run(ctx, EngineTurn{Install: inst, Run: run, Checkpoint: w.store.CheckpointRun})
+	outcome = engine.Run(ctx, EngineTurn{Install: inst, Run: run, Checkpoint: ev.checkpoint(w.store.CheckpointRun), Events: ev})
 	log.InfoContext(ctx, "turn finished", "status", run.Status, "errorKind", run.ErrorKind, "costMicros", int64(run.CostMicros), "steps", len(run.Steps))
 	return
 }

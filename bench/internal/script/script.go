@@ -9,6 +9,8 @@
 package script
 
 import (
+	"github.com/commonly/runtime/shared/llm/llmtest"
+
 	"encoding/json"
 	"fmt"
 	"io"
@@ -80,8 +82,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, http.StatusBadRequest, "request body is not valid JSON")
 		return
 	}
-	if req.Model == "" || req.Stream {
-		s.reject(w, http.StatusBadRequest, "a model is required and streaming is not scripted")
+	if req.Model == "" {
+		s.reject(w, http.StatusBadRequest, "a model is required")
 		return
 	}
 	offered := false
@@ -103,17 +105,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if req.Stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+	}
 	w.Header().Set("x-litellm-call-id", "bench-"+strconv.FormatInt(n, 10))
-	_, _ = w.Write(s.answer(req.Model, toolMsgs))
+	_, _ = w.Write(s.answer(req.Model, toolMsgs, req.Stream))
 }
 
-// answer is Answer, encoded once per model and step.
-func (s *Server) answer(model string, toolMsgs int) []byte {
-	key := strconv.Itoa(toolMsgs) + "/" + model
+// answer is Answer, encoded once per model, step and form (whole, or
+// streamed as LiteLLM streams it, llmtest.StreamOf).
+func (s *Server) answer(model string, toolMsgs int, stream bool) []byte {
+	key := strconv.Itoa(toolMsgs) + "/" + model + "/" + strconv.FormatBool(stream)
 	if b, ok := s.answers.Load(key); ok {
 		return b.([]byte)
 	}
 	b := Answer(model, toolMsgs)
+	if stream {
+		var err error
+		if b, err = llmtest.StreamOf(b); err != nil {
+			panic(err) // Answer is ours: it always decodes
+		}
+	}
 	s.answers.Store(key, b)
 	return b
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/commonly/runtime/functions/reaper/app"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
@@ -49,7 +50,7 @@ func TestBuildSweepsThroughTheProductionWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	built, err := app.Build(cfg, app.Deps{Dynamo: db.Client(), Log: slog.New(slog.NewJSONHandler(&logs, nil))})
+	built, err := app.Build(cfg, app.Deps{Dynamo: db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption) }), Log: slog.New(slog.NewJSONHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,13 @@ func newStack(t *testing.T, steps ...llmtest.Step) *stack {
 
 func newStackWith(t *testing.T, extra map[string]string, steps ...llmtest.Step) *stack {
 	t.Helper()
+	return newStackDeps(t, extra, nil, steps...)
+}
+
+// newStackDeps is newStackWith with the deps changed by deps before Build
+// (the traced stack's tracer provider and instrumented client).
+func newStackDeps(t *testing.T, extra map[string]string, deps func(*app.Deps, *dynamodblocal.Server), steps ...llmtest.Step) *stack {
+	t.Helper()
 	s := &stack{logs: &syncbuf.Buffer{}}
 	s.llm = llmtest.NewServer(llmKey, steps...)
 	llmSrv := httptest.NewServer(s.llm)
@@ -82,7 +89,12 @@ func newStackWith(t *testing.T, extra map[string]string, steps ...llmtest.Step) 
 	t.Cleanup(func() { _ = db.Close() })
 	s.db = db.Client()
 	log := slog.New(slog.NewJSONHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	built, err := app.Build(context.Background(), cfg, app.Deps{Dynamo: s.db, Log: log})
+	// The function's own client records its calls; s.db is the tests'.
+	d := app.Deps{Dynamo: db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption) }), Log: log}
+	if deps != nil {
+		deps(&d, db)
+	}
+	built, err := app.Build(context.Background(), cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,10 +16,9 @@ import (
 // and the name its calls are priced under, which must have a price.
 func modelClient(cfg Config, d Deps, prices *pricing.Table) (*llm.Client, string, error) {
 	llmCfg := llm.Config{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Timeout: cfg.LLMTimeout, HTTPClient: d.HTTP}
-	name := cfg.LLMModel
+	name := cfg.defaultModel()
 	if cfg.LLMMode == LLMOffline {
 		llmCfg = llm.Config{BaseURL: offline.BaseURL, HTTPClient: offline.HTTPClient(), Timeout: cfg.LLMTimeout}
-		name = offline.Model
 	}
 	if err := prices.Model(name); err != nil {
 		return nil, "", fmt.Errorf("LLM_MODEL %q: %w", name, err)
@@ -41,9 +40,22 @@ func brokerClient(cfg Config, d Deps) (*broker.Client, error) {
 func sandboxProvider(cfg Config, d Deps) (sandbox.Provider, error) {
 	if cfg.Sandbox == SandboxLocal {
 		if d.LocalSandbox != nil {
-			return d.LocalSandbox, nil
+			return sandbox.Traced(d.LocalSandbox), nil
 		}
-		return local.New(local.Config{}), nil
+		return sandbox.Traced(local.New(local.Config{})), nil
 	}
-	return e2b.New(e2b.Config{APIKey: cfg.E2BAPIKey, Stage: cfg.Stage, Domain: cfg.E2BDomain, APIURL: cfg.E2BAPIURL, SandboxURL: cfg.E2BSandboxURL, Template: cfg.E2BTemplate, Now: d.Now})
+	p, err := e2b.New(e2b.Config{APIKey: cfg.E2BAPIKey, Stage: cfg.Stage, Domain: cfg.E2BDomain, APIURL: cfg.E2BAPIURL, SandboxURL: cfg.E2BSandboxURL, Template: cfg.E2BTemplate, Now: d.Now})
+	if err != nil {
+		return nil, err
+	}
+	return sandbox.Traced(p), nil
+}
+
+// defaultModel is the model the native loop calls and prices unless an
+// install names its own: the offline model, or LLM_MODEL.
+func (c Config) defaultModel() string {
+	if c.LLMMode == LLMOffline {
+		return offline.Model
+	}
+	return c.LLMModel
 }

@@ -110,7 +110,10 @@ func newNativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table
 		Model: model, Pricer: prices, Poster: poster, ModelName: modelName,
 		Limits:         agent.Limits{MaxCost: cfg.TurnMaxUSD},
 		SearchProvider: cfg.SearchProvider, SandboxProvider: provider.Name(),
-		Now: d.Now, Logger: d.Log,
+		// LiteLLM streams the answer, for the run's text.delta events; the
+		// in-process offline model answers whole.
+		Stream: cfg.LLMMode == LLMLive,
+		Now:    d.Now, Logger: d.Log,
 	}); err != nil {
 		return nil, err
 	}

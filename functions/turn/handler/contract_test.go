@@ -15,6 +15,7 @@ import (
 	"github.com/commonly/runtime/api"
 	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -24,6 +25,11 @@ import (
 // operation's statuses and each problem type): a documented response the
 // code never gives is drift too. Every exchange was already validated by
 // env.do.
+var update = flag.Bool("update", false, "rewrite ../testdata/aws-calls/handler.json from the AWS calls the tests made")
+
+// recorded is every AWS call made through the tests' store (awscalls).
+var recorded awscalls.Recorder
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := m.Run()
@@ -35,6 +41,16 @@ func TestMain(m *testing.M) {
 		}
 		if missing := v.Missing(); len(missing) > 0 {
 			fmt.Fprintf(os.Stderr, "FAIL: api/openapi.yaml documents responses no handler test produced (add a test, or drop them from the document):\n  %s\n", strings.Join(missing, "\n  "))
+			code = 1
+		}
+	}
+	// The AWS calls the tests' store made, kept in
+	// ../testdata/aws-calls/handler.json (-update rewrites it) for
+	// infra/cdk/stack's TestRolesAllowRecordedCalls.
+	if code == 0 {
+		if err := awscalls.Keep("../testdata/aws-calls/handler.json", &recorded,
+			map[string]string{"STATE_TABLE": testTables.State, "RUNS_TABLE": testTables.Runs}, *update); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: AWS calls:", err)
 			code = 1
 		}
 	}

@@ -32,7 +32,11 @@ type Problem struct {
 	Spent       json.Number `json:"spent,omitempty"`
 	LimitMicros *int64      `json:"limitMicros,omitempty"`
 	SpentMicros *int64      `json:"spentMicros,omitempty"`
-	ResetsAt    string      `json:"resetsAt,omitempty"`
+	// Reserved is what the user's turns in flight hold under the spend
+	// cap, exact dollars, with its micro-dollars.
+	Reserved       json.Number `json:"reserved,omitempty"`
+	ReservedMicros *int64      `json:"reservedMicros,omitempty"`
+	ResetsAt       string      `json:"resetsAt,omitempty"`
 
 	// retryAfter is the Retry-After header's seconds, when there is one.
 	retryAfter int64
@@ -86,9 +90,11 @@ func problemFor(err error) *Problem {
 		return p
 	case errors.As(err, &spend):
 		p := problem(http.StatusTooManyRequests, "spend_cap_reached", "Daily spend cap reached",
-			"the user's spend today has reached the daily cap; it resets at midnight UTC")
+			"the user's spend today, with what their turns in flight have reserved, leaves no useful reservation under the daily cap; it resets at midnight UTC")
 		limit, spent := int64(spend.Limit), int64(spend.Spent)
+		reserved := int64(spend.Reserved)
 		p.Limit, p.Spent, p.LimitMicros, p.SpentMicros = json.Number(spend.Limit.USD()), json.Number(spend.Spent.USD()), &limit, &spent
+		p.Reserved, p.ReservedMicros = json.Number(spend.Reserved.USD()), &reserved
 		p.ResetsAt = spend.ResetsAt.UTC().Format(time.RFC3339)
 		p.retryAfter = int64(spend.RetryAfter.Seconds()) + 1
 		return p

@@ -7,28 +7,33 @@ import (
 	"testing"
 )
 
-// Main runs a test package's tests (from its TestMain) and then keeps its
-// recording true: after a full run that passed (no -run, -skip or
-// -short), CheckFile of the calls rec holds, named by Symbolic with vars,
-// against path (update is read after the flags are parsed). It returns the exit code for os.Exit. A partial run
-// checks nothing, since it made only some of the calls.
+// Main runs a test package's tests (from its TestMain), then Keep; it
+// returns the exit code for os.Exit.
 func Main(m *testing.M, path string, rec *Recorder, vars map[string]string, update *bool) int {
 	code := m.Run()
-	if code != 0 || !fullRun() {
+	if code != 0 {
 		return code
 	}
-	if err := CheckFile(path, Symbolic(rec.Calls(), vars), *update); err != nil {
+	if err := Keep(path, rec, vars, *update); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL: AWS calls:", err)
 		return 1
 	}
 	return code
 }
 
-func fullRun() bool {
+// Keep keeps a test package's recording true after its tests ran: after
+// a full run (no -run, -skip or -short), CheckFile of the calls rec holds,
+// named by Symbolic with vars, against path. A partial run checks
+// nothing, since it made only some of the calls. Call it after the flags
+// are parsed (after m.Run).
+func Keep(path string, rec *Recorder, vars map[string]string, update bool) error {
 	for _, name := range []string{"test.run", "test.skip"} {
 		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
-			return false
+			return nil
 		}
 	}
-	return !testing.Short()
+	if testing.Short() {
+		return nil
+	}
+	return CheckFile(path, Symbolic(rec.Calls(), vars), update)
 }

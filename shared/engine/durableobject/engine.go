@@ -144,6 +144,9 @@ type turnRequest struct {
 	PodID   string `json:"podId"`
 	Message string `json:"message"`
 	Trigger string `json:"trigger"`
+	// MaxCostMicros is the run's reservation under the daily spend cap:
+	// the most the runtime may spend on the turn. Absent without a cap.
+	MaxCostMicros int64 `json:"maxCostMicros,omitempty"`
 }
 
 type turnResponse struct {
@@ -264,7 +267,7 @@ func (e *Engine) call(ctx context.Context, r *runs.Run) (*turnResponse, error) {
 	var out turnResponse
 	_, err = httpwire.Do(ctx, e.cfg.HTTPClient, httpwire.Request{
 		Method: http.MethodPost, URL: u.String(), Bearer: e.cfg.Token,
-		Body:     turnRequest{RunID: r.RunID, UserID: r.UserID, PodID: r.PodID, Message: r.Message, Trigger: r.Trigger},
+		Body:     turnRequest{RunID: r.RunID, UserID: r.UserID, PodID: r.PodID, Message: r.Message, Trigger: r.Trigger, MaxCostMicros: int64(r.ReservedMicros)},
 		Out:      &out,
 		MaxBytes: maxResponseBytes,
 	})

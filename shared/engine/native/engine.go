@@ -119,9 +119,11 @@ func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult
 		// sandbox is killed whatever ended the turn.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
 		defer cancel()
-		if err := code.Close(cctx); err != nil {
+		err := code.Close(cctx)
+		if err != nil {
 			e.cfg.Log.WarnContext(ctx, "sandbox kill failed; the reaper will get it", "runId", run.RunID, "err", err)
 		}
+		recordKills(t.Events, run, err == nil)
 		e.chargeIdleSandbox(ctx, run, code.IdleMillis())
 	}()
 
@@ -143,7 +145,7 @@ func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult
 	// An install's model is priced per call: an unpriced one fails the
 	// turn as config.
 	out := e.cfg.Loop.Run(ctx, agent.TurnInput{
-		Run: run, System: systemPrompt(in), Message: run.Message, Tools: set, Env: env, Model: in.Model, Checkpoint: t.Checkpoint,
+		Run: run, System: systemPrompt(in), Message: run.Message, Tools: set, Env: env, Model: in.Model, Checkpoint: t.Checkpoint, Events: t.Events,
 	})
 	return turns.EngineResult{Infrastructure: out.Infrastructure}
 }

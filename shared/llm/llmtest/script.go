@@ -29,6 +29,15 @@ type Step struct {
 	Hang bool
 	// EmptyChoices answers 200 with "choices": [].
 	EmptyChoices bool
+
+	// Streamed answers only.
+
+	// CutAfter > 0 aborts the stream after that many chunks (no usage,
+	// no [DONE]).
+	CutAfter int
+	// UsageOnChoice sends the usage on the finish chunk instead of a
+	// chunk of its own.
+	UsageOnChoice bool
 }
 
 // ToolCall is a scripted call; an empty ID is generated.

@@ -1,7 +1,8 @@
 // Package llmtest is a scriptable fake of an OpenAI-compatible
 // chat-completions endpoint as LiteLLM in front of DeepSeek serves it
 // (reference §9), for tests of the model client and the agent loop through
-// httptest. It is non-streaming: the client never streams.
+// httptest. It answers a request with "stream": true as the stream of
+// chunks of the same answer (stream.go, reference §5).
 package llmtest
 
 import (
@@ -127,9 +128,6 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, idx int) (int, St
 	if err != nil || json.Unmarshal(body, &req) != nil {
 		return writeError(w, http.StatusBadRequest, "request body is not valid JSON", "invalid_request_error"), Step{}, req
 	}
-	if req.Stream {
-		return writeError(w, http.StatusBadRequest, "llmtest: streaming is not scripted", "invalid_request_error"), Step{}, req
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if msg := validate(req, s.issued); msg != "" {
@@ -178,6 +176,10 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request, step Step, req Cha
 	}
 	if !step.EmptyChoices {
 		c.Choices = append(c.Choices, s.answer(step, w.Header().Get(CallIDHeader)))
+	}
+	if req.Stream {
+		// Headers precede generation: no cost header on a stream.
+		return writeStream(w, c, step)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set(CostHeader, strconv.FormatFloat(costUSD(usage), 'f', -1, 64))

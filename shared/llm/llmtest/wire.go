@@ -14,6 +14,10 @@ type ChatRequest struct {
 	MaxTokens         *int64          `json:"max_tokens,omitempty"`
 	User              *string         `json:"user,omitempty"`
 	Stream            bool            `json:"stream,omitempty"`
+	// StreamOptions is nil when the field was absent.
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options,omitempty"`
 }
 
 // ChatMessage is one message of a request.

@@ -1,0 +1,178 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+)
+
+// stream makes one streamed chat-completions call (reference §5): the
+// text goes to req.OnText as it arrives, and the answer is assembled
+// into the Response Complete returns, with the same checks. Usage is the
+// last non-null usage of the stream, read with the unstreamed call's
+// parser, so a streamed call is priced as the same call unstreamed.
+// openai-go's ChatCompletionAccumulator is not used: it adds up usage
+// over chunks (a server repeating it would be counted twice) and drops a
+// chunk whose id differs, as some proxies send the usage chunk.
+func (c *Client) stream(ctx, callCtx context.Context, params openai.ChatCompletionNewParams, req Request) (*Response, error) {
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	var httpResp *http.Response
+	st := c.chat.NewStreaming(callCtx, params, option.WithResponseInto(&httpResp))
+	defer st.Close()
+
+	var a assembly
+	for st.Next() {
+		a.add(st.Current(), req.OnText)
+	}
+	err := st.Err()
+	if err == nil && a.finish == "" {
+		// Ended without a finish_reason: a proxy that swallowed an error,
+		// or a cut it did not report.
+		err = errors.New("stream ended without a finish_reason")
+	}
+	if err != nil {
+		if a.chunks == 0 {
+			return nil, c.failure(ctx, callCtx, httpResp, err)
+		}
+		return c.cut(ctx, httpResp, &a, err)
+	}
+	return c.decodeStream(&a, httpResp)
+}
+
+// cut is a stream that failed after its first chunk. With its usage it
+// is a response priced from it, with the error; without, the error says
+// how much arrived, for the loop's estimate: never priced at zero.
+func (c *Client) cut(ctx context.Context, httpResp *http.Response, a *assembly, err error) (*Response, error) {
+	status := http.StatusOK
+	if httpResp != nil {
+		status = httpResp.StatusCode
+	}
+	ce := &CallError{Kind: ErrCall, Status: status, Message: "the answer stream was cut", Billed: true, Cut: true, Received: a.received()}
+	var se *ssestream.StreamError
+	switch {
+	case errors.As(err, &se):
+		ce.Message = "the proxy reported an error in the answer stream"
+		ce.Detail = c.scrub(se.Message)
+	case ctx.Err() != nil:
+		ce.Message = "call cancelled by the caller"
+	default:
+		ce.Detail = c.scrub(err.Error())
+	}
+	if a.usage == "" {
+		return nil, ce
+	}
+	resp := a.response(httpResp)
+	resp.Usage = parseUsage(a.usage)
+	return resp, ce
+}
+
+// decodeStream checks a complete stream as decode checks an answer.
+func (c *Client) decodeStream(a *assembly, httpResp *http.Response) (*Response, error) {
+	resp := a.response(httpResp)
+	resp.Usage = parseUsage(a.usage)
+	resp.UsageMissing = a.usage == ""
+	for _, tc := range resp.Message.ToolCalls {
+		if tc.ID == "" || tc.Name == "" {
+			return resp, &CallError{Kind: ErrCall, Status: http.StatusOK, Message: "tool call without id or name", Billed: true}
+		}
+	}
+	return resp, c.judge(resp, a.finish, a.refusal.String(), http.StatusOK)
+}
+
+// assembly is a streamed answer put together chunk by chunk.
+type assembly struct {
+	chunks    int
+	model     string
+	content   strings.Builder
+	reasoning strings.Builder
+	refusal   strings.Builder
+	calls     map[int64]*ToolCall
+	finish    string
+	// usage is the raw JSON of the last non-null usage.
+	usage string
+}
+
+func (a *assembly) add(ch openai.ChatCompletionChunk, onText func(string)) {
+	a.chunks++
+	if ch.Model != "" {
+		a.model = ch.Model
+	}
+	if ch.JSON.Usage.Valid() {
+		if raw := ch.JSON.Usage.Raw(); raw != "" && raw != "null" {
+			a.usage = raw
+		}
+	}
+	if len(ch.Choices) == 0 {
+		return
+	}
+	choice := ch.Choices[0]
+	d := choice.Delta
+	if d.Content != "" {
+		a.content.WriteString(d.Content)
+		if onText != nil {
+			onText(d.Content)
+		}
+	}
+	a.refusal.WriteString(d.Refusal)
+	if f, ok := d.JSON.ExtraFields[reasoningField]; ok {
+		var s *string
+		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != nil {
+			a.reasoning.WriteString(*s)
+		}
+	}
+	for _, tc := range d.ToolCalls {
+		if a.calls == nil {
+			a.calls = map[int64]*ToolCall{}
+		}
+		call := a.calls[tc.Index]
+		if call == nil {
+			call = &ToolCall{}
+			a.calls[tc.Index] = call
+		}
+		if tc.ID != "" {
+			call.ID = tc.ID
+		}
+		if tc.Function.Name != "" {
+			call.Name = tc.Function.Name
+		}
+		call.Arguments += tc.Function.Arguments
+	}
+	if choice.FinishReason != "" {
+		a.finish = choice.FinishReason
+	}
+}
+
+// received is the bytes of answer that arrived: text, reasoning and
+// tool-call arguments.
+func (a *assembly) received() int64 {
+	n := int64(a.content.Len() + a.reasoning.Len() + a.refusal.Len())
+	for _, c := range a.calls {
+		n += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
+	}
+	return n
+}
+
+func (a *assembly) response(httpResp *http.Response) *Response {
+	resp := &Response{Model: a.model, FinishReason: a.finish, Message: Message{
+		Role: RoleAssistant, Content: a.content.String(), ReasoningContent: a.reasoning.String(),
+	}}
+	if httpResp != nil {
+		resp.CallID = httpResp.Header.Get(CallIDHeader)
+	}
+	idx := make([]int64, 0, len(a.calls))
+	for i := range a.calls {
+		idx = append(idx, i)
+	}
+	sort.Slice(idx, func(i, j int) bool { return idx[i] < idx[j] })
+	for _, i := range idx {
+		resp.Message.ToolCalls = append(resp.Message.ToolCalls, *a.calls[i])
+	}
+	return resp
+}

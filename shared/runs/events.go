@@ -1,0 +1,165 @@
+package runs
+
+import (
+	"time"
+
+	"github.com/commonly/runtime/shared/money"
+)
+
+// EventType names what happened in a run. The set is the contract of
+// GET /v1/runs/{runId}/events (docs/api.md): clients switch on it.
+type EventType string
+
+const (
+	EventRunStarted     EventType = "run.started"
+	EventModelStarted   EventType = "model.started"
+	EventModelFinished  EventType = "model.finished"
+	EventTextDelta      EventType = "text.delta"
+	EventToolStarted    EventType = "tool.started"
+	EventToolFinished   EventType = "tool.finished"
+	EventSandboxCreated EventType = "sandbox.created"
+	EventSandboxKilled  EventType = "sandbox.killed"
+	// EventRunFinished is always the last event. It is never stored: the
+	// reader derives it from the final run (RunFinishedOf), so it says
+	// what GET /v1/runs/{runId} says, whoever closed the run.
+	EventRunFinished EventType = "run.finished"
+)
+
+// EventData is the payload of one event type.
+type EventData interface {
+	EventType() EventType
+}
+
+// Recorder receives a run's events as they happen. Record never blocks
+// on I/O and never fails: events only show progress, the run is the
+// record.
+type Recorder interface {
+	Record(d EventData)
+}
+
+// Record records d on r; a nil r records nothing, so an engine run
+// without a reader (a test, the bench's own loop) needs no recorder.
+func Record(r Recorder, d EventData) {
+	if r != nil {
+		r.Record(d)
+	}
+}
+
+// StoredEvent is an event as the run item keeps it: its id, increasing
+// within the run from 1, its type and its data, the JSON object sent as
+// the SSE data field (type, id and at included).
+type StoredEvent struct {
+	ID   int64     `json:"id" dynamodbav:"i"`
+	Type EventType `json:"type" dynamodbav:"t"`
+	Data string    `json:"data" dynamodbav:"d"`
+}
+
+// RunStarted: the worker claimed the run. Model is the install's model
+// when it names one; the model of each call is on model.started.
+type RunStarted struct {
+	Engine string `json:"engine"`
+	Model  string `json:"model,omitempty"`
+}
+
+// ModelStarted: a model call was sent.
+type ModelStarted struct {
+	Step  int    `json:"step"`
+	Model string `json:"model"`
+}
+
+// ModelFinished: a model call ended, priced as the run's step is.
+type ModelFinished struct {
+	Step               int          `json:"step"`
+	Model              string       `json:"model"`
+	PromptTokens       int64        `json:"promptTokens"`
+	CachedPromptTokens int64        `json:"cachedPromptTokens"`
+	CompletionTokens   int64        `json:"completionTokens"`
+	CostMicros         money.Micros `json:"costMicros"`
+	LatencyMs          int64        `json:"latencyMs"`
+	FinishReason       string       `json:"finishReason,omitempty"`
+	// Estimated: no usage arrived (a failed or cut call), so the tokens
+	// are estimated from the request and what was received.
+	Estimated bool `json:"estimated"`
+	// ErrorKind is set when the call failed; the run ends with it.
+	ErrorKind ErrorKind `json:"errorKind,omitempty"`
+}
+
+// TextDelta is answer text as the model writes it, coalesced.
+type TextDelta struct {
+	Step int    `json:"step"`
+	Text string `json:"text"`
+}
+
+// ToolStarted: a tool call of the model is being handled. Args are as
+// the run's tool call keeps them (capped).
+type ToolStarted struct {
+	Step   int    `json:"step"`
+	CallID string `json:"callId"`
+	Name   string `json:"name"`
+	Args   string `json:"args"`
+}
+
+// ToolFinished: a tool call ended. OK, or ErrorKind says why not:
+// not_available, invalid_arguments, over_reservation (the spend cap
+// reservation cannot hold the call), repeated, not_priced, unencodable,
+// the code run's exit kind (error, timeout, rejected, sandbox_lost),
+// tool_error, or the run's error kind when the failure ended the turn.
+// Output is what the model was told, cut to MaxEventOutput bytes.
+type ToolFinished struct {
+	Step       int    `json:"step"`
+	CallID     string `json:"callId"`
+	Name       string `json:"name"`
+	OK         bool   `json:"ok"`
+	ErrorKind  string `json:"errorKind,omitempty"`
+	DurationMs int64  `json:"durationMs"`
+	Output     string `json:"output"`
+}
+
+// SandboxCreated: the turn's code sandbox was created.
+type SandboxCreated struct {
+	SandboxID string `json:"sandboxId"`
+	Provider  string `json:"provider"`
+}
+
+// SandboxKilled: the turn's sandbox was killed at turn end; OK false
+// leaves it to the reaper.
+type SandboxKilled struct {
+	SandboxID string `json:"sandboxId"`
+	OK        bool   `json:"ok"`
+}
+
+// RunFinished is the run's final state, with the names and values of
+// GET /v1/runs/{runId}.
+type RunFinished struct {
+	Status       Status       `json:"status"`
+	ErrorKind    ErrorKind    `json:"errorKind,omitempty"`
+	ErrorMessage string       `json:"errorMessage,omitempty"`
+	Model        string       `json:"model,omitempty"`
+	Steps        int          `json:"steps"`
+	Tokens       Tokens       `json:"tokens"`
+	CostMicros   money.Micros `json:"costMicros"`
+	Cost         Cost         `json:"cost"`
+	FinalMessage string       `json:"finalMessage,omitempty"`
+	PostedToPod  bool         `json:"postedToPod"`
+	Refunded     bool         `json:"refunded"`
+	CompletedAt  *time.Time   `json:"completedAt,omitempty"`
+}
+
+// RunFinishedOf is the run.finished payload of a final run.
+func RunFinishedOf(r *Run) RunFinished {
+	return RunFinished{
+		Status: r.Status, ErrorKind: r.ErrorKind, ErrorMessage: r.ErrorMessage, Model: r.Model,
+		Steps: len(r.Steps), Tokens: r.Tokens, CostMicros: r.CostMicros, Cost: r.Cost,
+		FinalMessage: r.FinalMessage, PostedToPod: r.PostedToPod, Refunded: r.Refunded, CompletedAt: r.CompletedAt,
+	}
+}
+
+func (RunStarted) EventType() EventType     { return EventRunStarted }
+func (ModelStarted) EventType() EventType   { return EventModelStarted }
+func (ModelFinished) EventType() EventType  { return EventModelFinished }
+func (TextDelta) EventType() EventType      { return EventTextDelta }
+func (ToolStarted) EventType() EventType    { return EventToolStarted }
+func (ToolFinished) EventType() EventType   { return EventToolFinished }
+func (SandboxCreated) EventType() EventType { return EventSandboxCreated }
+func (SandboxKilled) EventType() EventType  { return EventSandboxKilled }
+func (RunFinished) EventType() EventType    { return EventRunFinished }
