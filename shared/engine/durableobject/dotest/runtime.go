@@ -4,7 +4,7 @@
 //
 //	POST /agents/{agentName}/{instanceId}/turns
 //	Authorization: Bearer {token}
-//	{"runId", "userId", "podId", "message", "trigger", "maxCostMicros" (under a spend cap)}
+//	{"runId", "userId", "podId", "message", "trigger"}
 //	200 {"finalMessage", "usage": {"model", "promptTokens", "cachedPromptTokens", "completionTokens"}}
 //
 // A wrong or missing bearer token is 401, another route 404. It answers
@@ -16,7 +16,6 @@ package dotest
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -47,12 +46,12 @@ type Turn struct {
 	PodID                 string `json:"podId"`
 	Message               string `json:"message"`
 	Trigger               string `json:"trigger"`
-	// MaxCostMicros is the run's reservation under a spend cap (0: none).
-	MaxCostMicros int64
+	// MaxCostMicros is the most the turn may spend (the spend cap's
+	// reservation); zero when the request carries none.
+	MaxCostMicros int64 `json:"maxCostMicros"`
 	// Fields holds every field of the body, to check that nothing else
-	// is sent; Raw is the body as sent.
-	Fields map[string]any
-	Raw    []byte
+	// is sent.
+	Fields map[string]string `json:"-"`
 }
 
 // Usage is the usage an answer reports.
@@ -138,16 +137,25 @@ func (rt *Runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t := Turn{AgentName: parts[1], InstanceID: parts[2], Authorization: r.Header.Get("Authorization"), Path: r.URL.EscapedPath()}
-	var err error
-	if t.Raw, err = io.ReadAll(io.LimitReader(r.Body, 1<<20)); err != nil || json.Unmarshal(t.Raw, &t.Fields) != nil {
+	var raw map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&raw); err != nil {
 		http.Error(w, `{"error":"bad request"}`, http.StatusBadRequest)
 		return
 	}
-	str := func(k string) string { s, _ := t.Fields[k].(string); return s }
-	t.RunID, t.UserID, t.PodID, t.Message, t.Trigger = str("runId"), str("userId"), str("podId"), str("message"), str("trigger")
-	if n, ok := t.Fields["maxCostMicros"].(float64); ok {
+	t.Fields = map[string]string{}
+	for k, v := range raw {
+		switch v := v.(type) {
+		case string:
+			t.Fields[k] = v
+		default: // a number, as sent
+			b, _ := json.Marshal(v)
+			t.Fields[k] = string(b)
+		}
+	}
+	if n, ok := raw["maxCostMicros"].(float64); ok {
 		t.MaxCostMicros = int64(n)
 	}
+	t.RunID, t.UserID, t.PodID, t.Message, t.Trigger = t.Fields["runId"], t.Fields["userId"], t.Fields["podId"], t.Fields["message"], t.Fields["trigger"]
 	rt.mu.Lock()
 	rt.turns = append(rt.turns, t)
 	script, rawAnswer := rt.script, rt.raw
