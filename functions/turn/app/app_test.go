@@ -89,12 +89,14 @@ func newStackRecorded(t *testing.T, extra map[string]string, rec *awscalls.Recor
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	s.db = db.Client()
-	if rec != nil {
-		s.db = dynamodb.New(s.db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, rec.APIOption) })
-	}
 	log := slog.New(slog.NewJSONHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// The function's own client records its calls; s.db is the tests'.
-	fnDB := db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption) })
+	fnDB := db.Client(func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, recorded.APIOption)
+		if rec != nil {
+			o.APIOptions = append(o.APIOptions, rec.APIOption)
+		}
+	})
 	built, err := app.Build(context.Background(), cfg, app.Deps{Dynamo: fnDB, Log: log})
 	if err != nil {
 		t.Fatal(err)
