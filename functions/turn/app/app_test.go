@@ -51,12 +51,21 @@ func newStack(t *testing.T, steps ...llmtest.Step) *stack {
 
 func newStackWith(t *testing.T, extra map[string]string, steps ...llmtest.Step) *stack {
 	t.Helper()
-	return newStackRecorded(t, extra, nil, steps...)
+	return newStackDeps(t, extra, nil, steps...)
 }
 
-// newStackRecorded is newStackWith with the DynamoDB calls recorded in
-// rec (nil: not recorded).
+// newStackRecorded is newStackWith with the function's DynamoDB calls
+// also recorded in rec.
 func newStackRecorded(t *testing.T, extra map[string]string, rec *awscalls.Recorder, steps ...llmtest.Step) *stack {
+	t.Helper()
+	return newStackDeps(t, extra, func(d *app.Deps, db *dynamodblocal.Server) {
+		d.Dynamo = db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption, rec.APIOption) })
+	}, steps...)
+}
+
+// newStackDeps is newStackWith with the deps changed by deps before Build
+// (the traced stack's tracer provider and instrumented client).
+func newStackDeps(t *testing.T, extra map[string]string, deps func(*app.Deps, *dynamodblocal.Server), steps ...llmtest.Step) *stack {
 	t.Helper()
 	s := &stack{logs: &syncbuf.Buffer{}}
 	s.llm = llmtest.NewServer(llmKey, steps...)
@@ -91,13 +100,11 @@ func newStackRecorded(t *testing.T, extra map[string]string, rec *awscalls.Recor
 	s.db = db.Client()
 	log := slog.New(slog.NewJSONHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// The function's own client records its calls; s.db is the tests'.
-	fnDB := db.Client(func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions, recorded.APIOption)
-		if rec != nil {
-			o.APIOptions = append(o.APIOptions, rec.APIOption)
-		}
-	})
-	built, err := app.Build(context.Background(), cfg, app.Deps{Dynamo: fnDB, Log: log})
+	d := app.Deps{Dynamo: db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption) }), Log: log}
+	if deps != nil {
+		deps(&d, db)
+	}
+	built, err := app.Build(context.Background(), cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ type fnCase struct {
 }
 
 var fnCases = []fnCase{
-	{TurnFunctionID, "turn", func(x *synthesized) *function { return x.Turn.function }, 512, 180, turnapp.Variables, []string{gomaxprocs.Env}, 200},
+	{TurnFunctionID, "turn", func(x *synthesized) *function { return x.Turn.function }, 256, 180, turnapp.Variables, []string{gomaxprocs.Env}, 200},
 	{AlarmFunctionID, "alarm", func(x *synthesized) *function { return x.Alarm.function }, 256, 60, alarmapp.Variables, nil, 5},
 	{ReaperFunctionID, "reaper", func(x *synthesized) *function { return x.Reaper.function }, 256, 55, reaperapp.Variables, nil, 1},
 }
@@ -107,7 +107,7 @@ func TestEnvironmentDeclaresWhatEachFunctionReads(t *testing.T) {
 		explicit := map[string]map[string]any{
 			TurnFunctionID: {
 				"STAGE": s.Stage, "STATE_TABLE": state, "RUNS_TABLE": runs, "TURN_DISPATCH": "lambda",
-				"LLM_MODE": "live", "SANDBOX": "e2b", "GOMAXPROCS": "1",
+				"LLM_MODE": "live", "SANDBOX": "e2b", "GOMAXPROCS": "1", "SANDBOX_MAX_CONCURRENT": "90",
 			},
 			AlarmFunctionID:  {"STATE_TABLE": state, "EVENT_BUS_NAME": ref(x.id(x.Events.Bus))},
 			ReaperFunctionID: {"STAGE": s.Stage, "STATE_TABLE": state, "RUNS_TABLE": runs, "SANDBOX": "e2b"},
