@@ -175,13 +175,15 @@ deploy: synth
 diff: synth
 	$(CDK_ENV) $(CDK) diff $(CDK_FLAGS) --app cdk.out $(CDK_STACK)
 
-## invoke: FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json]: the function from the template under the RIE
+## invoke: FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json] [SESSION=dir] [RUN_ID=run_…]: the function from the template under the RIE
+## (SESSION=dir keeps the embedded DynamoDB's items between invokes; RUN_ID replaces the event's run id)
 ENV ?= infra/invoke/local.env.json
 invoke: tools
-	@[ -n "$(FN)" ] && [ -n "$(EVENT)" ] || { echo "usage: make invoke FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json] [STAGE=dev]"; exit 2; }
+	@[ -n "$(FN)" ] && [ -n "$(EVENT)" ] || { echo "usage: make invoke FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json] [STAGE=dev] [SESSION=dir] [RUN_ID=run_…]"; exit 2; }
 	@[ -f $(CDK_TEMPLATE) ] || $(MAKE) --no-print-directory synth
 	@$(MAKE) --no-print-directory build >/dev/null
-	@$(GO) run ./infra/invoke -t $(CDK_TEMPLATE) -fn $(FN) -e $(EVENT) -env-vars "$(ENV)" -rie $(GOBIN)/aws-lambda-rie -bin bin
+	@$(GO) run ./infra/invoke -t $(CDK_TEMPLATE) -fn $(FN) -e $(EVENT) -env-vars "$(ENV)" -rie $(GOBIN)/aws-lambda-rie -bin bin \
+	  $(if $(SESSION),-session "$(SESSION)") $(if $(RUN_ID),-run-id "$(RUN_ID)")
 
 ## cdk-test: the stack's assertion tests and cdk-nag
 cdk-test: cdk-cli
