@@ -229,6 +229,7 @@ func TestRolesAllowRecordedCalls(t *testing.T) {
 	for _, c := range fnCases {
 		calls[c.id] = recordedCalls(t, c.dir)
 	}
+	granted := map[string]bool{}
 	for _, s := range []Settings{devSettings(), prodSettings()} {
 		x := synth(t, s)
 		for _, c := range fnCases {
@@ -255,6 +256,7 @@ func TestRolesAllowRecordedCalls(t *testing.T) {
 			}
 			for _, g := range grants {
 				for _, a := range g.Actions {
+					granted[a] = true
 					if _, ok := keptGrants[a]; ok {
 						continue
 					}
@@ -270,6 +272,11 @@ func TestRolesAllowRecordedCalls(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+	for a := range keptGrants {
+		if !granted[a] {
+			t.Errorf("keptGrants keeps %s, which no role is granted: drop it", a)
 		}
 	}
 }
