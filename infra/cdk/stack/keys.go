@@ -18,6 +18,7 @@ var (
 	userKeys    = leading(tablekeys.Plan("u"))                  // a user's plan, days and ledgers
 	idemKeys    = leading(tablekeys.Idempotency("c", "i", "k")) // idempotency records
 	sandboxKeys = leading(tablekeys.Sandbox("s"))               // sandbox records
+	slotKeys    = leading(tablekeys.SandboxSlot(0, 0))          // the sandbox cap's slots
 )
 
 // leading is the pattern of the partition keys that start as k's does,
