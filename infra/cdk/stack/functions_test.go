@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	alarmapp "github.com/commonly/runtime/functions/alarm/app"
+	eventsapp "github.com/commonly/runtime/functions/events/app"
 	reaperapp "github.com/commonly/runtime/functions/reaper/app"
 	turnapp "github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/shared/gomaxprocs"
@@ -34,6 +35,7 @@ var fnCases = []fnCase{
 	{TurnFunctionID, "turn", func(x *synthesized) *function { return x.Turn.function }, 512, 180, turnapp.Variables, []string{gomaxprocs.Env}, 200},
 	{AlarmFunctionID, "alarm", func(x *synthesized) *function { return x.Alarm.function }, 256, 60, alarmapp.Variables, nil, 5},
 	{ReaperFunctionID, "reaper", func(x *synthesized) *function { return x.Reaper.function }, 256, 55, reaperapp.Variables, nil, 1},
+	{EventsFunctionID, "events", func(x *synthesized) *function { return x.RunEvents.function }, 256, 900, eventsapp.Variables, nil, 50},
 }
 
 func TestFunctions(t *testing.T) {
@@ -111,6 +113,7 @@ func TestEnvironmentDeclaresWhatEachFunctionReads(t *testing.T) {
 			},
 			AlarmFunctionID:  {"STATE_TABLE": state, "EVENT_BUS_NAME": ref(x.id(x.Events.Bus))},
 			ReaperFunctionID: {"STAGE": s.Stage, "STATE_TABLE": state, "RUNS_TABLE": runs, "SANDBOX": "e2b"},
+			EventsFunctionID: {"STATE_TABLE": state, "RUNS_TABLE": runs, "JWT_ISSUER": s.JWTIssuer, "JWT_AUDIENCE": "commonly-turns"},
 		}
 		for _, c := range fnCases {
 			vars := x.props(t, x.id(c.fn(x).Function))["Environment"].(map[string]any)["Variables"].(map[string]any)

@@ -130,6 +130,11 @@ func TestLeastPrivilege(t *testing.T) {
 			withCondition(st("dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOX#*","USER#*"]}}`),
 			st("dynamodb:GetItem,dynamodb:PutItem", runs),
 		},
+		// A run read, nothing else.
+		EventsFunctionID: {
+			logs(x.RunEvents.function),
+			st("dynamodb:GetItem", runs),
+		},
 	}
 	for _, c := range fnCases {
 		f := c.fn(x)
@@ -147,7 +152,7 @@ func TestLeastPrivilege(t *testing.T) {
 			"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": map[string]any{"Service": "lambda.amazonaws.com"},
 		}})
 	}
-	if n := len(x.ofType("AWS::IAM::Role")); n != 3 {
+	if n := len(x.ofType("AWS::IAM::Role")); n != len(fnCases) {
 		t.Errorf("%d roles, want one per function", n)
 	}
 }
