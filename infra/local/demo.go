@@ -91,6 +91,11 @@ func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods 
 	if body, err := countedUsage(ctx, base, user, run.CostMicros); err == nil {
 		fmt.Fprintf(out, "\nUsage today (GET /v1/me/usage, once the alarm function has counted the run from the stream): %s\n", bytes.TrimSpace(body))
 	}
+	if cfg.Fallback {
+		if err := demoEngines(ctx, base, admin, user, out); err != nil {
+			fmt.Fprintln(out, "  the engines' demo failed:", err)
+		}
+	}
 	if cfg.SpendCap > 0 {
 		status, body, err = call(ctx, http.MethodPost, base+"/v1/installs/"+demoInstall+"/turns", user, nil,
 			mustJSON(map[string]string{"message": "One more, please.", "trigger": "demo"}))

@@ -61,6 +61,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 		return err
 	}
 	defer stopPods()
+	do, err := startDORuntime(env, pods)
+	if err != nil {
+		return err
+	}
+	defer do.close()
 	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
@@ -86,8 +91,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	go func() { errc <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
 
-	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded)%s\n  alarm:      %s\n  reaper:     %s\n  dispatch:   %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
-		base, base+api.Path, st.db.URL, tablesLabel(st.tables), st.alarm.label(), st.reaper.label(), dispatchLabel(cfg, st.lambda), modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
+	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded)%s\n  alarm:      %s\n  reaper:     %s\n  dispatch:   %s\n  durable object runtime: %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
+		base, base+api.Path, st.db.URL, tablesLabel(st.tables), st.alarm.label(), st.reaper.label(), dispatchLabel(cfg, st.lambda), do.label(env), modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
 	if err := demo(ctx, base, secret, cfg, pods, st, out); err != nil {
 		fmt.Fprintln(out, "demo failed:", err)
 	}
@@ -233,7 +238,7 @@ func localEnv(getenv func(string) string) map[string]string {
 	for _, k := range []string{"STATE_TABLE", "RUNS_TABLE", "TURN_DISPATCH", "HOSTED_ENGINE", "PLAN_TURN_LIMITS", "INSTALL_CACHE_TTL",
 		"DO_RUNTIME_URL", "DO_RUNTIME_TOKEN", "DO_RUNTIME_TIMEOUT", "LLM_MODE", "LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", "LLM_TIMEOUT",
 		"TURN_MAX_USD", "PRICE_TABLE_FILE", "BROKER_URL", "BROKER_TOKEN", "COMMONLY_API_URL", "SEARCH_PROVIDER", "SEARCH_API_KEY",
-		"SEARCH_API_URL", "GITHUB_API_URL", "SANDBOX", "E2B_API_KEY", "E2B_DOMAIN", "E2B_API_URL", "E2B_SANDBOX_URL", "E2B_TEMPLATE",
+		"SEARCH_API_URL", "GITHUB_API_URL", "SANDBOX", "SANDBOX_MAX_CONCURRENT", "E2B_API_KEY", "E2B_DOMAIN", "E2B_API_URL", "E2B_SANDBOX_URL", "E2B_TEMPLATE",
 		"AWS_LAMBDA_FUNCTION_NAME", "EVENT_BUS_NAME", "DAILY_SPEND_ALARM_USD", "EVENTS_FILE", "DAILY_SPEND_CAP_USD",
 		"STAGE", "SANDBOX_LIFETIME", "REAPER_INTERVAL"} {
 		if v := getenv(k); v != "" {

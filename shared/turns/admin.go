@@ -129,6 +129,22 @@ func validNames(field, kind string, names, known []string) error {
 	return nil
 }
 
+// Install is an install as stored (service only): GET of an install, to
+// read its engine and migration beside the engine in effect.
+func (s *Service) Install(ctx context.Context, c Caller, installID string) (*Install, error) {
+	if err := requireService(c); err != nil {
+		return nil, err
+	}
+	if !tablekeys.ValidID(installID) {
+		return nil, Invalid("installId", tablekeys.IDRule)
+	}
+	in, err := s.store.GetInstall(ctx, installID)
+	if err != nil {
+		return nil, wrapUnavailable("read install", err)
+	}
+	return in, nil
+}
+
 // MigrationRequest is POST /v1/installs/{installId}/migration.
 type MigrationRequest struct {
 	To    string
@@ -156,7 +172,10 @@ func (s *Service) Migrate(ctx context.Context, c Caller, installID string, req M
 		return nil, wrapUnavailable("read install", err)
 	}
 	m := StartMigration(*in, s.cfg.DefaultEngine, to, state, s.now())
-	if m.From == m.To && state == MigrationInProgress {
+	if m.From == m.To {
+		// Whatever the state: a move to the engine the install already
+		// runs is no move ("done" would record one that never happened,
+		// "rolled-back" one that cannot be undone).
 		return nil, Invalid("to", "the install already runs on %s", to)
 	}
 	updated, err := s.store.SetMigration(ctx, installID, m)
