@@ -45,7 +45,16 @@ func run() int {
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the users' turns and faults")
 	measured := flag.String("measured", "", "write the measured figures (bench/scale/measured.json) to this file")
 	logPath := flag.String("log", "", "the stack's warnings and errors, JSON lines (default: a temporary file)")
+	profile := flag.String("profile", "", "write CPU, mutex and block profiles to this prefix (.cpu, .mutex, .block)")
 	flag.Parse()
+	if *profile != "" {
+		stopProfiles, err := startProfiles(*profile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			return 2
+		}
+		defer stopProfiles()
+	}
 
 	var logFile *os.File
 	var err error

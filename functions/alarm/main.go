@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -15,9 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/commonly/runtime/functions/alarm/app"
-	"github.com/commonly/runtime/functions/alarm/handler"
 	"github.com/commonly/runtime/shared/gomaxprocs"
 	"github.com/commonly/runtime/shared/metrics"
+	"github.com/commonly/runtime/shared/tracing"
 )
 
 func main() {
@@ -32,11 +33,11 @@ func main() {
 		log.Error("alarm function cannot start", "err", err)
 		os.Exit(1)
 	}
-	lambda.Start(h.Handle)
+	lambda.Start(h)
 }
 
 // setup loads the configuration and builds the clients once per container.
-func setup(ctx context.Context, log *slog.Logger) (*handler.Handler, error) {
+func setup(ctx context.Context, log *slog.Logger) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error) {
 	cfg, err := app.LoadConfig(os.Getenv)
 	if err != nil {
 		return nil, err
@@ -50,10 +51,26 @@ func setup(ctx context.Context, log *slog.Logger) (*handler.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return app.Build(cfg, app.Deps{
+	tcfg, err := tracing.ConfigFromEnv(os.Getenv, "commonly-alarm", &tracing.XRay{Credentials: awsCfg.Credentials, Region: awsCfg.Region})
+	if err != nil {
+		return nil, err
+	}
+	tp, err := tracing.Setup(ctx, tcfg)
+	if err != nil {
+		return nil, err
+	}
+	if tp.Enabled() {
+		// DynamoDB and EventBridge calls as client spans.
+		tracing.InstrumentAWS(&awsCfg)
+	}
+	h, err := app.Build(cfg, app.Deps{
 		Dynamo:      dynamodb.NewFromConfig(awsCfg),
 		EventBridge: eventbridge.NewFromConfig(awsCfg),
 		Log:         log,
 		Metrics:     emf,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return tracing.WithFlush(tp, log, h.Handle), nil
 }

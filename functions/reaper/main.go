@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -19,6 +20,7 @@ import (
 	"github.com/commonly/runtime/shared/gomaxprocs"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/secrets"
+	"github.com/commonly/runtime/shared/tracing"
 )
 
 func main() {
@@ -33,11 +35,11 @@ func main() {
 		log.Error("reaper function cannot start", "err", err)
 		os.Exit(1)
 	}
-	lambda.Start(h.Handle)
+	lambda.Start(h)
 }
 
 // setup loads the configuration and builds the clients once per container.
-func setup(ctx context.Context, log *slog.Logger) (*handler.Handler, error) {
+func setup(ctx context.Context, log *slog.Logger) (func(context.Context, events.EventBridgeEvent) (handler.Result, error), error) {
 	awsCfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, err
@@ -56,9 +58,21 @@ func setup(ctx context.Context, log *slog.Logger) (*handler.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	tcfg, err := tracing.ConfigFromEnv(getenv, "commonly-reaper", &tracing.XRay{Credentials: awsCfg.Credentials, Region: awsCfg.Region})
+	if err != nil {
+		return nil, err
+	}
+	tp, err := tracing.Setup(ctx, tcfg)
+	if err != nil {
+		return nil, err
+	}
+	if tp.Enabled() {
+		// DynamoDB calls as client spans.
+		tracing.InstrumentAWS(&awsCfg)
+	}
 	built, err := app.Build(cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg), Log: log, Metrics: emf})
 	if err != nil {
 		return nil, err
 	}
-	return built.Handler, nil
+	return tracing.WithFlush(tp, log, built.Handler.Handle), nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/commonly/runtime/shared/gomaxprocs"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/secrets"
+	"github.com/commonly/runtime/shared/tracing"
 )
 
 func main() {
@@ -50,6 +51,18 @@ func setup(ctx context.Context, log *slog.Logger) (func(context.Context, json.Ra
 	if err != nil {
 		return nil, err
 	}
+	tcfg, err := tracing.ConfigFromEnv(getenv, "commonly-turn", &tracing.XRay{Credentials: awsCfg.Credentials, Region: awsCfg.Region})
+	if err != nil {
+		return nil, err
+	}
+	tp, err := tracing.Setup(ctx, tcfg)
+	if err != nil {
+		return nil, err
+	}
+	if tp.Enabled() {
+		// DynamoDB and Lambda calls as client spans.
+		tracing.InstrumentAWS(&awsCfg)
+	}
 	// EMF lines on stdout become CloudWatch metrics.
 	emf, err := metrics.New(metrics.Config{Writer: os.Stdout})
 	if err != nil {
@@ -60,9 +73,10 @@ func setup(ctx context.Context, log *slog.Logger) (func(context.Context, json.Ra
 		Lambda:  lambda.NewFromConfig(awsCfg),
 		Log:     log,
 		Metrics: emf,
+		Tracing: tp,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return built.Handler.Invoke, nil
+	return tracing.WithFlush(tp, log, built.Handler.Invoke), nil
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/lambdalocal"
 	"github.com/commonly/runtime/shared/sandbox/local"
+	"github.com/commonly/runtime/shared/tracing"
 )
 
 // DefaultJWTSecret is the local signing secret when LOCAL_JWT_SECRET is
@@ -60,6 +61,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 		return err
 	}
 	defer stopPods()
+	do, err := startDORuntime(env, pods)
+	if err != nil {
+		return err
+	}
+	defer do.close()
 	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
@@ -75,15 +81,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	gw := &apigatewaylocal.Gateway{Secret: secret, Invoke: st.turn.Handler.HandleHTTP, Log: log}
+	events, err := eventsHandler(st.ddb, cfg.Tables, secret, log)
+	if err != nil {
+		return err
+	}
+	gw := &apigatewaylocal.Gateway{Secret: secret, Invoke: st.turn.Handler.HandleHTTP, Events: events, Log: log}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
 
-	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded)%s\n  alarm:      %s\n  reaper:     %s\n  dispatch:   %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
-		base, base+api.Path, st.db.URL, tablesLabel(st.tables), st.alarm.label(), st.reaper.label(), dispatchLabel(cfg, st.lambda), modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
-	if err := demo(ctx, base, secret, cfg, pods, out); err != nil {
+	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded)%s\n  alarm:      %s\n  reaper:     %s\n  dispatch:   %s\n  durable object runtime: %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
+		base, base+api.Path, st.db.URL, tablesLabel(st.tables), st.alarm.label(), st.reaper.label(), dispatchLabel(cfg, st.lambda), do.label(env), modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
+	if err := demo(ctx, base, secret, cfg, pods, st, out); err != nil {
 		fmt.Fprintln(out, "demo failed:", err)
 	}
 	fmt.Fprintf(out, "\nThe usage and cost report of this stack (docs/report.md), from another shell:\n  %s\n", reportCommand(cfg.Tables.State, st.db.AWSEnv()))
@@ -127,6 +137,11 @@ type stack struct {
 	reaper *localReaper
 	turn   *app.Built
 	lambda *lambdalocal.Server // nil with TURN_DISPATCH=inline
+	ddb    *dynamodb.Client
+	// traces is the tracer provider (TRACES_FILE, OTEL_*), traceFile
+	// where it writes.
+	traces    *tracing.Provider
+	traceFile string
 }
 
 // startStack starts the embedded DynamoDB and the EventBridge stand-in,
@@ -160,14 +175,26 @@ func startStack(ctx context.Context, getenv func(string) string, env map[string]
 	if err != nil {
 		return st, fmt.Errorf("aws config: %w", err)
 	}
+	tcfg, err := tracing.ConfigFromEnv(getenv, "commonly-local", nil)
+	if err != nil {
+		return st, err
+	}
+	if st.traces, err = tracing.Setup(ctx, tcfg); err != nil {
+		return st, err
+	}
+	st.traceFile = tcfg.File
+	if st.traces.Enabled() {
+		tracing.InstrumentAWS(&awsCfg)
+	}
 	ddb := dynamodb.NewFromConfig(awsCfg)
+	st.ddb = ddb
 	// One local provider for the turns and the reaper: its sessions live
 	// in this process.
 	var box *local.Provider
 	if cfg.Sandbox == app.SandboxLocal {
 		box = local.New(local.Config{})
 	}
-	if st.turn, st.lambda, err = buildTurn(ctx, cfg, app.Deps{Dynamo: ddb, Log: log, LocalSandbox: box}); err != nil {
+	if st.turn, st.lambda, err = buildTurn(ctx, cfg, app.Deps{Dynamo: ddb, Log: log, LocalSandbox: box, Tracing: st.traces}); err != nil {
 		return st, err
 	}
 	if err := st.alarm.subscribe(ctx, st.db, ddb, eventbridge.NewFromConfig(awsCfg), cfg.Tables.Runs, log, nil); err != nil {
@@ -193,6 +220,9 @@ func (st *stack) close() {
 	}
 	if st.db != nil {
 		_ = st.db.Close()
+	}
+	if st.traces != nil {
+		_ = st.traces.Shutdown(context.Background())
 	}
 }
 

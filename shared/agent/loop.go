@@ -205,6 +205,9 @@ func (l *Loop) newTurn(t TurnInput) *turn {
 		tr.maxOut = DefaultMaxOutputTokens
 	}
 	tr.log = tr.log.With("runId", t.Run.RunID, "userId", t.Run.UserID, "installId", t.Run.InstallID)
+	if t.Run.TraceID != "" {
+		tr.log = tr.log.With("traceId", t.Run.TraceID)
+	}
 	// The wall clock runs from the run's recorded start (its claim), so
 	// time the caller spent before calling Run counts; a missing start, or
 	// one ahead of our clock, falls back to now.
@@ -242,7 +245,7 @@ func (tr *turn) loop(ctx context.Context) TurnResult {
 		if len(tr.run.Steps) > 0 {
 			tr.checkpoint(ctx)
 		}
-		resp, e := tr.callModel(ctx)
+		resp, e := tr.tracedModelCall(ctx)
 		if e != nil {
 			return tr.finish(e)
 		}
@@ -258,7 +261,7 @@ func (tr *turn) loop(ctx context.Context) TurnResult {
 		tr.messages = append(tr.messages, msg)
 		step := len(tr.run.Steps) - 1
 		for _, call := range msg.ToolCalls {
-			if e := tr.dispatch(ctx, step, call); e != nil {
+			if e := tr.tracedToolCall(ctx, step, call); e != nil {
 				return tr.finish(e)
 			}
 		}

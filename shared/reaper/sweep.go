@@ -54,7 +54,7 @@ type sweep struct {
 // deadline (or ctx) leaves is counted (Left, RunsLeft) for the next
 // sweep, without an error. Sweep fails only when no source at all could
 // be read: then the schedule's failure alarm means something.
-func (r *Reaper) Sweep(ctx context.Context) (Report, error) {
+func (r *Reaper) sweep(ctx context.Context) (Report, error) {
 	start := r.cfg.Now()
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Deadline)
 	defer cancel()

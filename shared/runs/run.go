@@ -101,6 +101,12 @@ type Run struct {
 	// ceiling: it failed for an infrastructure reason before any model
 	// call answered (RefundDue).
 	Refunded bool `json:"refunded,omitempty" dynamodbav:"refunded,omitempty"`
+	// TraceID is the OpenTelemetry trace the turn ran in (hex), empty when
+	// tracing is off: support goes from a run to its trace with it.
+	// TraceSpanID is the span that admitted it, what the alarm's and the
+	// reaper's spans link to.
+	TraceID     string `json:"traceId,omitempty" dynamodbav:"traceId,omitempty"`
+	TraceSpanID string `json:"-" dynamodbav:"traceSpanId,omitempty"`
 
 	// ReservedMicros is the money reserved for the turn at admission
 	// under the daily spend cap (DAILY_SPEND_CAP_USD): the most the turn

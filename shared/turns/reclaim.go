@@ -9,6 +9,7 @@ import (
 
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/tracing"
 )
 
 // Every run reaches a final status, whatever happened to its worker: the
@@ -150,6 +151,7 @@ func (r *Reclaimer) Interrupt(ctx context.Context, runID string) (Interruption, 
 	if err != nil {
 		return Interruption{}, fmt.Errorf("interrupt run %s: %w", runID, err)
 	}
+	tracing.LinkRun(ctx, run)
 	r.log.InfoContext(ctx, "abandoned run interrupted", "runId", runID, "userId", run.UserID, "engine", run.Engine,
 		"was", was, "createdAt", run.CreatedAt, "steps", len(run.Steps), "costMicros", int64(run.CostMicros),
 		"refunded", refund, "sandboxes", len(sandboxes))

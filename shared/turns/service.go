@@ -137,7 +137,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.Installs == nil {
 		cfg.Installs = uncached(cfg.Store)
 	}
-	return &Service{cfg: cfg, store: cfg.Store, dispatch: cfg.Dispatcher, now: cfg.Now, log: cfg.Log, newID: NewRunID, installs: cfg.Installs}, nil
+	return &Service{cfg: cfg, store: traced(cfg.Store), dispatch: cfg.Dispatcher, now: cfg.Now, log: cfg.Log, newID: NewRunID, installs: cfg.Installs}, nil
 }
 
 // NewRunID returns a random, URL-safe run id.

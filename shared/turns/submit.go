@@ -12,6 +12,7 @@ import (
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/tablekeys"
+	"github.com/commonly/runtime/shared/tracing"
 	"github.com/commonly/runtime/shared/utcday"
 )
 
@@ -95,6 +96,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 		Trigger: req.Trigger, Message: req.Message, Day: utcday.Of(now),
 		Status: runs.StatusQueued, CreatedAt: now, Steps: []runs.Step{},
 		IdempotencyKey: req.IdempotencyKey, RequestHash: req.hash(installID),
+		TraceID: tracing.TraceID(ctx), TraceSpanID: tracing.SpanID(ctx),
 	}
 	res, plan, err := s.admit(ctx, Admission{Run: run, Plan: plan, SpendCap: s.cfg.SpendCap, Reserve: s.cfg.TurnBound, MinReserve: s.cfg.MinReservation,
 		IdempotencyKey: req.IdempotencyKey, CallerID: c.ID, Now: now})
@@ -125,7 +127,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 
 	s.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine}, metrics.Metric{Name: "TurnsAdmitted", Unit: metrics.Count, Value: 1})
 	s.log.InfoContext(ctx, "turn admitted", "runId", run.RunID, "userId", run.UserID, "installId", run.InstallID, "engine", run.Engine)
-	latest, err := s.dispatch.Dispatch(ctx, run)
+	latest, err := s.dispatchTraced(ctx, run)
 	if errors.Is(err, ErrFinalWrite) {
 		// Inline dispatch: the turn ran, but its final write failed. The
 		// run stays running for whoever closes abandoned runs; it is not

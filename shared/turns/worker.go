@@ -99,17 +99,17 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.Installs == nil {
 		cfg.Installs = uncached(cfg.Store)
 	}
-	return &Worker{cfg: cfg, store: cfg.Store, engines: cfg.Engines, installs: cfg.Installs, now: cfg.Now, log: cfg.Log}, nil
+	return &Worker{cfg: cfg, store: traced(cfg.Store), engines: cfg.Engines, installs: cfg.Installs, now: cfg.Now, log: cfg.Log}, nil
 }
 
-// Execute claims the run and runs it. A run that is not claimable (a
+// execute claims the run and runs it. A run that is not claimable (a
 // retried dispatch, or one past ClaimWindow) is not run; if this
 // container ran it and could not write its final state, that state is
 // written now; if it is abandoned (deadline.go), it is closed
 // interrupted, as the reaper would. It returns the run's latest state,
 // and an error wrapping ErrFinalWrite when the turn ran but its final
 // write failed (the dispatch must fail, so that Lambda retries it).
-func (w *Worker) Execute(ctx context.Context, runID string) (*runs.Run, error) {
+func (w *Worker) execute(ctx context.Context, runID string) (*runs.Run, error) {
 	if p, ok := w.unwritten.get(runID); ok {
 		return w.writeUnwritten(ctx, runID, p)
 	}

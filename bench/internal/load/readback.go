@@ -104,21 +104,23 @@ func scan(ctx context.Context, db *dynamodb.Client, table string, each func(map[
 	return nil
 }
 
-// openRuns counts the runs on the open index.
-func openRuns(ctx context.Context, db *dynamodb.Client) (int, error) {
+// openRuns counts the runs on the open index, every shard.
+func openRuns(ctx context.Context, db *dynamodb.Client, shards int) (int, error) {
 	n := 0
-	p := dynamodb.NewQueryPaginator(db, &dynamodb.QueryInput{
-		TableName: aws.String(turnstack.Tables.Runs), IndexName: aws.String(tablekeys.OpenIndex), Select: types.SelectCount,
-		KeyConditionExpression:    aws.String("#pk = :open"),
-		ExpressionAttributeNames:  map[string]string{"#pk": tablekeys.OpenPK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":open": &types.AttributeValueMemberS{Value: tablekeys.OpenValue}},
-	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return 0, err
+	for shard := range shards {
+		p := dynamodb.NewQueryPaginator(db, &dynamodb.QueryInput{
+			TableName: aws.String(turnstack.Tables.Runs), IndexName: aws.String(tablekeys.OpenIndex), Select: types.SelectCount,
+			KeyConditionExpression:    aws.String("#pk = :open"),
+			ExpressionAttributeNames:  map[string]string{"#pk": tablekeys.OpenPK},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":open": &types.AttributeValueMemberS{Value: tablekeys.OpenPartition(shard)}},
+		})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return 0, err
+			}
+			n += int(page.Count)
 		}
-		n += int(page.Count)
 	}
 	return n, nil
 }

@@ -50,6 +50,7 @@ type report struct {
 	snap     *snapshot
 	elapsed  time.Duration
 	drained  time.Duration
+	settled  time.Duration
 	st       *stack
 	inj      *injected
 	obs      *observer
@@ -107,7 +108,8 @@ func (r report) print(w io.Writer) {
 			retried++
 		}
 	}
-	fmt.Fprintf(w, "drove %d turns in %s (%d retried with the same key); all runs closed %s later\n", len(r.results), r.elapsed.Round(time.Millisecond), retried, r.drained.Round(time.Millisecond))
+	fmt.Fprintf(w, "drove %d turns in %s (%d retried with the same key); all runs closed %s later, the alarm function caught up with the runs stream %s after that\n",
+		len(r.results), r.elapsed.Round(time.Millisecond), retried, r.drained.Round(time.Millisecond), r.settled.Round(time.Millisecond))
 	fmt.Fprintf(w, "answers: %s\n", mapLine(outcomes))
 	fmt.Fprintf(w, "turns/s: %.1f (runs admitted %d); admission latency p50 %.2f ms, p99 %.2f ms; peak open runs %d\n",
 		m.TurnsPerSecond, m.Turns, m.AdmissionP50Millis, m.AdmissionP99Millis, m.PeakOpenRuns)

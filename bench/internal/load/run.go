@@ -89,7 +89,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	stopBG()
 	bgDone.Wait()
 	st.stall.release()
-	settle(ctx, st)
+	settled := settle(ctx, st)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -121,7 +121,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	st.sweeps.mu.Unlock()
 
 	res := &Result{}
-	r := report{cfg: cfg, results: results, snap: snap, elapsed: elapsed, drained: drained, st: st, inj: inj, obs: obs,
+	r := report{cfg: cfg, results: results, snap: snap, elapsed: elapsed, drained: drained, settled: settled, st: st, inj: inj, obs: obs,
 		calls: st.calls.Snapshot().Sub(before), peakOpen: int(peakOpen.Load())}
 	r.print(cfg.Out)
 	for _, ch := range invariants(snap, f) {
@@ -171,7 +171,7 @@ func background(ctx context.Context, cfg Config, st *stack, inj *injected, peak 
 			return
 		case <-tick.C:
 		}
-		if n, err := openRuns(ctx, st.plain); err == nil && int64(n) > peak.Load() {
+		if n, err := openRuns(ctx, st.plain, st.turn.Store.IndexShards()); err == nil && int64(n) > peak.Load() {
 			peak.Store(int64(n))
 		}
 		if cfg.FaultRate <= 0 {
@@ -192,7 +192,7 @@ func background(ctx context.Context, cfg Config, st *stack, inj *injected, peak 
 func drain(ctx context.Context, cfg Config, st *stack) time.Duration {
 	start := time.Now()
 	for time.Since(start) < cfg.Drain && ctx.Err() == nil {
-		if n, err := openRuns(ctx, st.plain); err == nil && n == 0 {
+		if n, err := openRuns(ctx, st.plain, st.turn.Store.IndexShards()); err == nil && n == 0 {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
@@ -201,10 +201,12 @@ func drain(ctx context.Context, cfg Config, st *stack) time.Duration {
 }
 
 // settle waits until the alarm function has taken every record of the
-// runs stream (no batch for a second) and the reaper has swept once more.
-func settle(ctx context.Context, st *stack) {
+// runs stream (no batch for a second) and the reaper has swept once more;
+// it says how long the alarm took to catch up.
+func settle(ctx context.Context, st *stack) time.Duration {
+	start := time.Now()
 	last, quiet := st.streams.batches.Load(), 0
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for quiet < 4 && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(250 * time.Millisecond)
 		if n := st.streams.batches.Load(); n != last {
@@ -213,6 +215,7 @@ func settle(ctx context.Context, st *stack) {
 			quiet++
 		}
 	}
+	caughtUp := time.Since(start)
 	st.sweeps.mu.Lock()
 	n := st.sweeps.n
 	st.sweeps.mu.Unlock()
@@ -221,10 +224,11 @@ func settle(ctx context.Context, st *stack) {
 		swept := st.sweeps.n > n
 		st.sweeps.mu.Unlock()
 		if swept {
-			return
+			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	return caughtUp
 }
 
 func (o *observer) reset() {

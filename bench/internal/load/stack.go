@@ -65,7 +65,10 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 			st.close()
 		}
 	}()
-	if st.db, err = dynamodblocal.NewWithTables(ctx, dynamodblocal.Config{Log: log}, turnstack.Tables); err != nil {
+	// DynamoDB keeps a stream's records 24 hours; the embedded server
+	// keeps 10,000 by default, which a run's few minutes pass while the
+	// alarm function is behind: keep them all, as the stream would.
+	if st.db, err = dynamodblocal.NewWithTables(ctx, dynamodblocal.Config{Log: log, StreamRecordLimit: 10_000_000}, turnstack.Tables); err != nil {
 		return st, err
 	}
 	st.plain = st.db.Client()

@@ -66,20 +66,23 @@ func (s *sweeps) check(ctx context.Context, st *stack) {
 	// The live index's sort key is the record's expiry (its lifetime
 	// after creation): past it by more than the grace and one sweep is late.
 	bound := tablekeys.LiveSort(now.Add(-reaper.DefaultGrace - s.interval))
-	out, err := st.plain.Query(ctx, &dynamodb.QueryInput{
-		TableName: aws.String(turnstack.Tables.State), IndexName: aws.String(tablekeys.LiveIndex),
-		KeyConditionExpression: aws.String("#pk = :live AND #sk < :bound"),
-		// The embedded DynamoDB's index keeps the entry of a record whose
-		// index keys were removed (DynamoDB drops it): the reaper's own
-		// query filters on the status too (store.ExpiredSandboxes).
-		FilterExpression:         aws.String("#st = :running"),
-		ExpressionAttributeNames: map[string]string{"#pk": tablekeys.GSI1PK, "#sk": tablekeys.GSI1SK, "#st": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":live": &types.AttributeValueMemberS{Value: tablekeys.LiveValue}, ":bound": &types.AttributeValueMemberS{Value: bound},
-			":running": &types.AttributeValueMemberS{Value: sandbox.StatusRunning},
-		},
-	})
-	if err == nil {
+	for shard := range st.turn.Store.IndexShards() {
+		out, err := st.plain.Query(ctx, &dynamodb.QueryInput{
+			TableName: aws.String(turnstack.Tables.State), IndexName: aws.String(tablekeys.LiveIndex),
+			KeyConditionExpression: aws.String("#pk = :live AND #sk < :bound"),
+			// The embedded DynamoDB's index keeps the entry of a record whose
+			// index keys were removed (DynamoDB drops it): the reaper's own
+			// query filters on the status too (store.ExpiredSandboxes).
+			FilterExpression:         aws.String("#st = :running"),
+			ExpressionAttributeNames: map[string]string{"#pk": tablekeys.GSI1PK, "#sk": tablekeys.GSI1SK, "#st": "status"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":live": &types.AttributeValueMemberS{Value: tablekeys.LivePartition(shard)}, ":bound": &types.AttributeValueMemberS{Value: bound},
+				":running": &types.AttributeValueMemberS{Value: sandbox.StatusRunning},
+			},
+		})
+		if err != nil {
+			continue
+		}
 		for _, item := range out.Items {
 			id, _ := item[tablekeys.SandboxID].(*types.AttributeValueMemberS)
 			exp, _ := item[tablekeys.GSI1SK].(*types.AttributeValueMemberS)

@@ -21,7 +21,8 @@ import (
 // lower bound: the run's updates that do not return the item touch
 // small items, under 1 KB), and one unit for a delete. Index membership
 // follows each item through the writes seen (a shadow of which items are
-// on which index), since a write does not say what it replaced.
+// on which index, under which index key), since a write does not say what
+// it replaced; an index is written only when what it holds changes.
 
 // tableSchema is what the accounting needs of a table.
 type tableSchema struct {
@@ -114,12 +115,13 @@ type write struct {
 	size    int
 	present map[string]bool // attributes known present after the write
 	absent  map[string]bool // attributes known absent after the write
-	image   bool            // present lists every attribute (a whole item)
+	image   bool            // item is the whole item after the write
+	item    map[string]types.AttributeValue
 	delete  bool
 }
 
 func putWrite(table string, item map[string]types.AttributeValue) write {
-	w := write{table: table, key: item, size: itemSize(item), present: map[string]bool{}, image: true}
+	w := write{table: table, key: item, item: item, size: itemSize(item), present: map[string]bool{}, image: true}
 	for k := range item {
 		w.present[k] = true
 	}
@@ -163,11 +165,11 @@ type usage struct {
 	schemas map[string]tableSchema
 	calls   map[string]map[string]float64 // table (tables+joined) → operation → calls
 	units   map[string]map[string]float64 // table → "table" or "index <name>" → write units
-	shadow  map[string]map[string]bool    // item → indexes it is on
+	shadow  map[string]map[string]string  // item → index → its index key there
 }
 
 func newUsage(schemas map[string]tableSchema) *usage {
-	return &usage{schemas: schemas, calls: map[string]map[string]float64{}, units: map[string]map[string]float64{}, shadow: map[string]map[string]bool{}}
+	return &usage{schemas: schemas, calls: map[string]map[string]float64{}, units: map[string]map[string]float64{}, shadow: map[string]map[string]string{}}
 }
 
 func add(m map[string]map[string]float64, a, b string, v float64) {
@@ -231,38 +233,50 @@ func (u *usage) call(op string, in, out any, ok bool) {
 }
 
 // indexWrites counts the index writes of a successful write and moves
-// the item on the shadow.
+// the item on the shadow: one to enter or leave an index, two when its
+// index key changes (a delete and a put), and for an index projecting
+// every attribute one per KB whenever the item on it is rewritten; a
+// write that changes nothing an index holds costs it nothing.
 func (u *usage) indexWrites(w write) {
 	s := u.schemas[w.table]
 	id := w.table + "|" + keyString(s.keys, w.key)
 	was := u.shadow[id]
-	now := map[string]bool{}
+	now := map[string]string{}
 	for _, ix := range s.indexes {
-		on := was[ix.name]
+		before, after := was[ix.name], was[ix.name]
 		switch {
 		case w.delete:
-			on = false
+			after = ""
 		case w.image:
-			on = hasAll(w.present, ix.keys)
-		default:
+			after = ""
 			if hasAll(w.present, ix.keys) {
-				on = true
+				after = keyString(ix.keys, w.item)
 			}
+		default:
 			for _, k := range ix.keys {
 				if w.absent[k] {
-					on = false
+					after = ""
 				}
 			}
-		}
-		if on || was[ix.name] {
-			units := 1.0
-			if ix.all && on {
-				units = kb(w.size)
+			if hasAll(w.present, ix.keys) {
+				after = "set by an update " + strings.Join(ix.keys, ",") // its values are not known: a change
 			}
+		}
+		var units float64
+		switch {
+		case before == "" && after == "":
+		case before == "" || after == "":
+			units = 1
+		case before != after:
+			units = 2
+		case ix.all:
+			units = kb(w.size)
+		}
+		if units > 0 {
 			add(u.units, w.table, "index "+ix.name, units)
 		}
-		if on {
-			now[ix.name] = true
+		if after != "" {
+			now[ix.name] = after
 		}
 	}
 	if len(now) == 0 {

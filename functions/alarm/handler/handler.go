@@ -50,11 +50,13 @@ func New(cfg Config) (*Handler, error) {
 // that can never be counted is logged, measured and skipped.
 func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	start := h.cfg.Now()
+	ctx, span := startBatch(ctx, ev)
 	records := make([]ledger.Record, len(ev.Records))
 	for i, r := range ev.Records {
 		records[i] = toRecord(r)
 	}
 	res := h.cfg.Ledger.Process(ctx, records)
+	defer endBatch(span, res)
 
 	log := h.cfg.Log
 	for _, s := range res.Skipped {

@@ -15,6 +15,7 @@ import (
 	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/broker/brokertest"
 	"github.com/commonly/runtime/shared/llm/llmtest"
@@ -50,6 +51,22 @@ func newStack(t *testing.T, steps ...llmtest.Step) *stack {
 
 func newStackWith(t *testing.T, extra map[string]string, steps ...llmtest.Step) *stack {
 	t.Helper()
+	return newStackDeps(t, extra, nil, steps...)
+}
+
+// newStackRecorded is newStackWith with the function's DynamoDB calls
+// also recorded in rec.
+func newStackRecorded(t *testing.T, extra map[string]string, rec *awscalls.Recorder, steps ...llmtest.Step) *stack {
+	t.Helper()
+	return newStackDeps(t, extra, func(d *app.Deps, db *dynamodblocal.Server) {
+		d.Dynamo = db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption, rec.APIOption) })
+	}, steps...)
+}
+
+// newStackDeps is newStackWith with the deps changed by deps before Build
+// (the traced stack's tracer provider and instrumented client).
+func newStackDeps(t *testing.T, extra map[string]string, deps func(*app.Deps, *dynamodblocal.Server), steps ...llmtest.Step) *stack {
+	t.Helper()
 	s := &stack{logs: &syncbuf.Buffer{}}
 	s.llm = llmtest.NewServer(llmKey, steps...)
 	llmSrv := httptest.NewServer(s.llm)
@@ -83,8 +100,11 @@ func newStackWith(t *testing.T, extra map[string]string, steps ...llmtest.Step) 
 	s.db = db.Client()
 	log := slog.New(slog.NewJSONHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// The function's own client records its calls; s.db is the tests'.
-	fnDB := db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption) })
-	built, err := app.Build(context.Background(), cfg, app.Deps{Dynamo: fnDB, Log: log})
+	d := app.Deps{Dynamo: db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption) }), Log: log}
+	if deps != nil {
+		deps(&d, db)
+	}
+	built, err := app.Build(context.Background(), cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/commonly/runtime/shared/sandbox/local"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/tools"
+	"github.com/commonly/runtime/shared/tracing"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -41,6 +42,12 @@ type Deps struct {
 	// builds one. The local stack shares its provider with its reaper,
 	// which kills the sessions past their lifetime.
 	LocalSandbox *local.Provider
+	// Tracing is the container's tracer provider (tracing.Setup); nil or
+	// off, nothing is instrumented. On, the HTTP client's calls get
+	// otelhttp's client spans and every span is scrubbed of the secrets.
+	// The DynamoDB and Lambda clients are instrumented where they are
+	// built (otelaws), by the caller.
+	Tracing *tracing.Provider
 }
 
 // Built is a wired turn function.
@@ -65,9 +72,14 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	// Every line the function writes is scrubbed of the configured
 	// secrets, every piece and encoding of them: upstream text (a proxy's
 	// error body, a provider's message) reaches the log only this way.
-	d.Log = slog.New(redact.NewScrubber(cfg.Secrets()...).Handler(d.Log.Handler()))
+	// Each line logged with the turn's context carries its traceId.
+	d.Log = slog.New(redact.NewScrubber(cfg.Secrets()...).Handler(tracing.LogHandler(d.Log.Handler())))
 	if d.HTTP == nil {
 		d.HTTP = &http.Client{}
+	}
+	if d.Tracing.Enabled() {
+		d.Tracing.ScrubSecrets(cfg.Secrets()...)
+		d.HTTP = tracing.HTTPClient(d.HTTP)
 	}
 	if d.Dynamo == nil {
 		return nil, fmt.Errorf("build: a DynamoDB client is required")

@@ -40,11 +40,15 @@ func brokerClient(cfg Config, d Deps) (*broker.Client, error) {
 func sandboxProvider(cfg Config, d Deps) (sandbox.Provider, error) {
 	if cfg.Sandbox == SandboxLocal {
 		if d.LocalSandbox != nil {
-			return d.LocalSandbox, nil
+			return sandbox.Traced(d.LocalSandbox), nil
 		}
-		return local.New(local.Config{}), nil
+		return sandbox.Traced(local.New(local.Config{})), nil
 	}
-	return e2b.New(e2b.Config{APIKey: cfg.E2BAPIKey, Stage: cfg.Stage, Domain: cfg.E2BDomain, APIURL: cfg.E2BAPIURL, SandboxURL: cfg.E2BSandboxURL, Template: cfg.E2BTemplate, Now: d.Now})
+	p, err := e2b.New(e2b.Config{APIKey: cfg.E2BAPIKey, Stage: cfg.Stage, Domain: cfg.E2BDomain, APIURL: cfg.E2BAPIURL, SandboxURL: cfg.E2BSandboxURL, Template: cfg.E2BTemplate, Now: d.Now})
+	if err != nil {
+		return nil, err
+	}
+	return sandbox.Traced(p), nil
 }
 
 // defaultModel is the model the native loop calls and prices unless an

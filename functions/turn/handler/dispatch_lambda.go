@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/tracing"
 )
 
 // lambdaAPI is the part of the Lambda client the dispatcher uses.
@@ -30,7 +31,7 @@ type LambdaDispatcher struct {
 
 // Dispatch queues the run; the run's state is not known yet.
 func (d LambdaDispatcher) Dispatch(ctx context.Context, run *runs.Run) (*runs.Run, error) {
-	payload, err := json.Marshal(DispatchEvent{Dispatch: &Dispatch{RunID: run.RunID}})
+	payload, err := json.Marshal(DispatchEvent{Dispatch: &Dispatch{RunID: run.RunID, Trace: tracing.Inject(ctx)}})
 	if err != nil {
 		return nil, err
 	}

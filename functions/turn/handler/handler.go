@@ -57,6 +57,9 @@ type DispatchEvent struct {
 // Dispatch names the run a dispatch event runs.
 type Dispatch struct {
 	RunID string `json:"runId"`
+	// Trace carries the admitting request's trace context (W3C
+	// traceparent), so the turn's invocation joins its trace.
+	Trace map[string]string `json:"trace,omitempty"`
 }
 
 // Invoke is the Lambda entry point: one function serves the API and the
@@ -64,6 +67,8 @@ type Dispatch struct {
 func (h *Handler) Invoke(ctx context.Context, payload json.RawMessage) (any, error) {
 	var d DispatchEvent
 	if err := json.Unmarshal(payload, &d); err == nil && d.Dispatch != nil {
+		ctx, span := startDispatch(ctx, d.Dispatch)
+		defer span.End()
 		return h.HandleDispatch(ctx, d.Dispatch.RunID)
 	}
 	var req events.APIGatewayV2HTTPRequest
@@ -102,6 +107,9 @@ func (h *Handler) HandleDispatch(ctx context.Context, runID string) (*DispatchRe
 // HandleHTTP serves one API request.
 func (h *Handler) HandleHTTP(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse) {
 	start := time.Now()
+	ctx, span := startRequest(ctx, &req)
+	routeKey := req.RouteKey
+	defer func() { endRequest(span, routeKey, resp.StatusCode) }()
 	caller := callerFrom(&req)
 	// A subject that breaks the id rule names no user: it could forge a
 	// key ("u1#LEDGER") or mislead a log. It is refused below on every
@@ -121,7 +129,7 @@ func (h *Handler) HandleHTTP(ctx context.Context, req events.APIGatewayV2HTTPReq
 		log.InfoContext(ctx, "request", "status", resp.StatusCode, "elapsedMs", time.Since(start).Milliseconds())
 	}()
 
-	routeKey, params := req.RouteKey, req.PathParameters
+	params := req.PathParameters
 	if routeKey == "" || routeKey == "$default" {
 		var ok, known bool
 		routeKey, params, ok, known = MatchRoute(req.RequestContext.HTTP.Method, req.RawPath)

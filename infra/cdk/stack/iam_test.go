@@ -107,10 +107,14 @@ func TestLeastPrivilege(t *testing.T) {
 			logs(x.Turn.function),
 			secret("E2B_API_KEY", "LLM_API_KEY"),
 			st(sqs, getAtt(x.id(x.Turn.DispatchFailures), "Arn")),
-			st("dynamodb:BatchGetItem,dynamodb:ConditionCheckItem,dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", state),
+			// Reads of the state table; each write on the partitions it makes.
+			st("dynamodb:BatchGetItem,dynamodb:GetItem", state),
+			withCondition(st("dynamodb:PutItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","USER#*","IDEM#*","SANDBOX#*","SANDBOXCAP#*"]}}`),
+			withCondition(st("dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","USER#*","SANDBOX#*"]}}`),
+			withCondition(st("dynamodb:ConditionCheckItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["USER#*"]}}`),
 			// The sandbox cap's slots only.
 			withCondition(st("dynamodb:DeleteItem,dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*"]}}`),
-			st("dynamodb:ConditionCheckItem,dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
+			st("dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
 			st("lambda:InvokeFunction", getAtt(x.id(x.Turn.Function), "Arn")),
 		},
 		AlarmFunctionID: {
@@ -118,7 +122,9 @@ func TestLeastPrivilege(t *testing.T) {
 			st(sqs, getAtt(x.id(x.Alarm.StreamFailures), "Arn")),
 			st("dynamodb:ListStreams", "*"),
 			st("dynamodb:DescribeStream,dynamodb:GetRecords,dynamodb:GetShardIterator", getAtt(x.id(x.Data.Runs), "StreamArn")),
-			st("dynamodb:ConditionCheckItem,dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", state),
+			// ReadDays' BatchGetItem; the ledger's writes on users' partitions only.
+			st("dynamodb:BatchGetItem", state),
+			withCondition(st("dynamodb:PutItem,dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["USER#*"]}}`),
 			st("events:PutEvents", getAtt(x.id(x.Events.Bus), "Arn")),
 		},
 		// Queries of its three indexes only; item writes on sandbox

@@ -166,6 +166,7 @@ func (s *Settings) validate() error {
 			errs = append(errs, fmt.Errorf("environment: %s is not a function (%s)", id, strings.Join(FunctionIDs, ", ")))
 		}
 	}
+	errs = append(errs, s.checkFirstDeploy())
 	return errors.Join(errs...)
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/commonly/runtime/shared/secrets"
-	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -109,18 +108,20 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 		MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(turnDispatchMaxAgeMinutes)),
 		OnFailure:     awslambdadestinations.NewSqsDestination(t.DispatchFailures),
 	})
-	state := []string{"GetItem", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem"}
-	grantTable(fn.Role, d.State, state)
-	// The sandbox cap's slots: a shard's slots read with one Query, a
-	// slot freed with a conditional delete; those items only.
-	fn.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("dynamodb:DeleteItem", "dynamodb:Query"),
-		Resources: jsii.Strings(*d.State.TableArn()),
-		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
-			"dynamodb:LeadingKeys": []string{tablekeys.SlotPartitionPrefix + "*"},
-		}},
-	}))
-	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem", "ConditionCheckItem"})
+	// The state table: reads of installs, plans and days; each write on
+	// the partitions it makes: installs, plans and idempotency records
+	// put, sandbox records put and updated, a user's day updated in the
+	// admission transaction (with its plan's condition check), an install
+	// updated. A write elsewhere (another kind's items, a ConditionCheck
+	// of an install) is denied.
+	grantTable(fn.Role, d.State, []string{"GetItem", "BatchGetItem"})
+	grantKeys(fn.Role, d.State, []string{"PutItem"}, installKeys, userKeys, idemKeys, sandboxKeys, slotKeys)
+	grantKeys(fn.Role, d.State, []string{"UpdateItem"}, installKeys, userKeys, sandboxKeys)
+	grantKeys(fn.Role, d.State, []string{"ConditionCheckItem"}, userKeys)
+	// The sandbox cap's slots (put above): a shard's slots read with one
+	// Query, a slot freed with a conditional Delete; those items only.
+	grantKeys(fn.Role, d.State, []string{"DeleteItem", "Query"}, slotKeys)
+	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem"})
 	// Invoking itself: in a policy of its own, which the function does
 	// not depend on (the role's default policy would make a cycle).
 	awsiam.NewPolicy(c, jsii.String("SelfInvoke"), &awsiam.PolicyProps{
