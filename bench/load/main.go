@@ -38,6 +38,8 @@ func run() int {
 	flag.StringVar(&cfg.Ceilings, "ceilings", cfg.Ceilings, "PLAN_TURN_LIMITS")
 	flag.StringVar(&cfg.AlarmUSD, "alarm-usd", cfg.AlarmUSD, "DAILY_SPEND_ALARM_USD")
 	flag.StringVar(&cfg.CapUSD, "cap-usd", cfg.CapUSD, `DAILY_SPEND_CAP_USD ("" for no cap)`)
+	flag.StringVar(&cfg.TurnMaxUSD, "turn-max-usd", cfg.TurnMaxUSD, "TURN_MAX_USD (what the cap reserves a turn)")
+	flag.StringVar(&cfg.Dispatch, "dispatch", cfg.Dispatch, "TURN_DISPATCH: lambda (asynchronous, as in AWS) or inline")
 	flag.DurationVar(&cfg.ReaperInterval, "reaper-interval", cfg.ReaperInterval, "the reaper's period (wall time)")
 	flag.DurationVar(&cfg.LLMTimeout, "llm-timeout", cfg.LLMTimeout, "LLM_TIMEOUT")
 	flag.DurationVar(&cfg.ClientTimeout, "client-timeout", cfg.ClientTimeout, "one request's timeout at the client")

@@ -29,6 +29,14 @@ type Config struct {
 	// Ceilings is PLAN_TURN_LIMITS; AlarmUSD DAILY_SPEND_ALARM_USD;
 	// CapUSD DAILY_SPEND_CAP_USD ("" for none).
 	Ceilings, AlarmUSD, CapUSD string
+	// TurnMaxUSD is TURN_MAX_USD, what one turn may cost, which the cap
+	// reserves at admission: below the cap, so that a user's turns can run
+	// side by side (a cap of 0.20 reserves it all for one turn at 0.25).
+	TurnMaxUSD string
+	// Dispatch is TURN_DISPATCH: lambda (as make run and AWS: the request
+	// answers at admission, the turn runs in an invocation of its own) or
+	// inline (the turn runs inside its request).
+	Dispatch string
 	// ReaperInterval is the reaper's period (wall); LLMTimeout is
 	// LLM_TIMEOUT; ClientTimeout bounds one request of the client.
 	ReaperInterval, LLMTimeout, ClientTimeout time.Duration
@@ -45,7 +53,7 @@ func DefaultConfig() Config {
 		Users: 500, InstallsPerUser: 3, Concurrency: 48,
 		ProShare: 0.3, CeilingShare: 0.12, SpenderShare: 0.06, LightTurns: 4, SpenderTurns: 24,
 		FaultRate: 0.05, Speed: 12,
-		Ceilings: "free=30,pro=200", AlarmUSD: "0.10", CapUSD: "0.20",
+		Ceilings: "free=30,pro=200", AlarmUSD: "0.10", CapUSD: "0.20", TurnMaxUSD: "0.05", Dispatch: "lambda",
 		ReaperInterval: 2 * time.Second, LLMTimeout: 2 * time.Second, ClientTimeout: 8 * time.Second,
 		Drain: 90 * time.Second, Seed: 1,
 		Out: io.Discard, Log: io.Discard,

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/commonly/runtime/shared/llm"
+	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 	"github.com/commonly/runtime/shared/tools"
@@ -58,6 +59,42 @@ type streamFaults struct {
 	batches     atomic.Int64
 	redelivered atomic.Int64 // batches delivered more than once
 	extra       atomic.Int64 // deliveries beyond the first
+
+	mu sync.Mutex
+	// closed are the runs whose final record the alarm function has taken
+	// (a batch answered without failures), for the wait at the end.
+	closed map[string]bool
+}
+
+// taken records the final runs of a batch the handler took, up to its
+// first failed record.
+func (s *streamFaults) taken(ev events.DynamoDBEvent, failed []events.DynamoDBBatchItemFailure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed == nil {
+		s.closed = map[string]bool{}
+	}
+	bad := map[string]bool{}
+	for _, f := range failed {
+		bad[f.ItemIdentifier] = true
+	}
+	for _, r := range ev.Records {
+		if bad[r.Change.SequenceNumber] {
+			return
+		}
+		img := r.Change.NewImage
+		st, id := img["status"], img["runId"]
+		if st.DataType() == events.DataTypeString && id.DataType() == events.DataTypeString && runs.Status(st.String()).Final() {
+			s.closed[id.String()] = true
+		}
+	}
+}
+
+// closedRuns is how many runs' final records the alarm function took.
+func (s *streamFaults) closedRuns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.closed)
 }
 
 func (s *streamFaults) invoke(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
@@ -72,9 +109,13 @@ func (s *streamFaults) invoke(ctx context.Context, ev events.DynamoDBEvent) (eve
 	var err error
 	for range times {
 		if resp, err = s.handle(ctx, ev); err != nil || len(resp.BatchItemFailures) > 0 {
-			// Lambda retries a failed batch itself; the mapping does.
-			return resp, err
+			break
 		}
+	}
+	if err == nil {
+		// The records before the first failure are done; the mapping
+		// retries the batch from it.
+		s.taken(ev, resp.BatchItemFailures)
 	}
 	return resp, err
 }

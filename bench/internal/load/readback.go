@@ -124,3 +124,17 @@ func openRuns(ctx context.Context, db *dynamodb.Client, shards int) (int, error)
 	}
 	return n, nil
 }
+
+// countRuns counts the runs table's items.
+func countRuns(ctx context.Context, db *dynamodb.Client) (int, error) {
+	n := 0
+	p := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{TableName: aws.String(turnstack.Tables.Runs), Select: types.SelectCount})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, err
+		}
+		n += int(page.Count)
+	}
+	return n, nil
+}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 )
 
@@ -26,9 +25,13 @@ type Measured struct {
 	// DynamoDBCallsPerTurn is by table ("a+b" for a transaction over two)
 	// and operation; WriteUnitsPerTurn by table and by "table" or
 	// "index <name>" (units.go says how they are counted).
+	// The turn function's and the alarm function's calls; the reaper's,
+	// which follow its schedule rather than the turns, are a sweep's.
 	DynamoDBCallsPerTurn map[string]map[string]float64 `json:"dynamodbCallsPerTurn"`
-	WriteUnitsPerTurn    map[string]map[string]float64 `json:"writeUnitsPerTurn"`
-	PeakOpenRuns         int                           `json:"peakOpenRuns"`
+	ReaperCallsPerSweep  map[string]map[string]float64 `json:"reaperCallsPerSweep"`
+	// Every function's writes, the reaper's included.
+	WriteUnitsPerTurn map[string]map[string]float64 `json:"writeUnitsPerTurn"`
+	PeakOpenRuns      int                           `json:"peakOpenRuns"`
 	// TurnsPerSecond and the admission latency are this machine's.
 	TurnsPerSecond     float64 `json:"turnsPerSecond"`
 	AdmissionP50Millis float64 `json:"admissionP50Millis"`
@@ -54,11 +57,28 @@ type report struct {
 	st       *stack
 	inj      *injected
 	obs      *observer
-	calls    turnstack.Calls
 	peakOpen int
 }
 
 func (r report) admitted() int { return len(r.snap.runs) }
+
+func (r report) sweeps() int {
+	r.st.sweeps.mu.Lock()
+	defer r.st.sweeps.mu.Unlock()
+	return r.st.sweeps.n
+}
+
+func merge(ms ...map[string]map[string]float64) map[string]map[string]float64 {
+	out := map[string]map[string]float64{}
+	for _, m := range ms {
+		for t, ops := range m {
+			for op, v := range ops {
+				add(out, t, op, v)
+			}
+		}
+	}
+	return out
+}
 
 func perTurn(m map[string]map[string]float64, turns int) map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
@@ -79,7 +99,8 @@ func (r report) measured() Measured {
 	return Measured{
 		Source: "make load (" + strings.Join(os.Args, " ") + ")", Date: time.Now().UTC().Format(time.DateOnly),
 		Turns:                r.admitted(),
-		DynamoDBCallsPerTurn: perTurn(r.obs.usage.calls, r.admitted()),
+		DynamoDBCallsPerTurn: perTurn(merge(r.obs.usage.calls[fnTurn], r.obs.usage.calls[fnAlarm]), r.admitted()),
+		ReaperCallsPerSweep:  perTurn(r.obs.usage.calls[fnReaper], r.sweeps()),
 		WriteUnitsPerTurn:    perTurn(r.obs.usage.units, r.admitted()),
 		PeakOpenRuns:         r.peakOpen,
 		TurnsPerSecond:       math.Round(10*float64(r.admitted())/r.elapsed.Seconds()) / 10,
@@ -113,7 +134,10 @@ func (r report) print(w io.Writer) {
 	fmt.Fprintf(w, "answers: %s\n", mapLine(outcomes))
 	fmt.Fprintf(w, "turns/s: %.1f (runs admitted %d); admission latency p50 %.2f ms, p99 %.2f ms; peak open runs %d\n",
 		m.TurnsPerSecond, m.Turns, m.AdmissionP50Millis, m.AdmissionP99Millis, m.PeakOpenRuns)
-	fmt.Fprintf(w, "DynamoDB calls a turn: %s\n", nestedLine(m.DynamoDBCallsPerTurn))
+	fmt.Fprintf(w, "DynamoDB calls a turn (turn and alarm functions): %s\n", nestedLine(m.DynamoDBCallsPerTurn))
+	fmt.Fprintf(w, "  turn function: %s\n", nestedLine(perTurn(r.obs.usage.calls[fnTurn], r.admitted())))
+	fmt.Fprintf(w, "  alarm function: %s\n", nestedLine(perTurn(r.obs.usage.calls[fnAlarm], r.admitted())))
+	fmt.Fprintf(w, "DynamoDB calls a reaper sweep: %s\n", nestedLine(m.ReaperCallsPerSweep))
 	fmt.Fprintf(w, "write units a turn: %s\n", nestedLine(m.WriteUnitsPerTurn))
 	r.st.sweeps.mu.Lock()
 	fmt.Fprintf(w, "reaper: %d sweeps (%d failed), %d sandboxes killed, %d already gone, %d runs closed interrupted (%d refunded)\n",

@@ -58,7 +58,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	obs := &observer{usage: newUsage(schemas), runsTable: turnstack.Tables.Runs}
-	st.calls.Observe(obs.observe)
+	for fn, c := range st.calls {
+		c.Observe(obs.observe(fn))
+	}
 
 	c, err := newClient(st.api.URL, []byte(turnstack.Secret), cfg.ClientTimeout, cfg.Concurrency)
 	if err != nil {
@@ -71,7 +73,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := setUp(ctx, c, users); err != nil {
 		return nil, fmt.Errorf("set up users: %w", err)
 	}
-	before := st.calls.Snapshot()
 	obs.reset()
 
 	inj := newInjected()
@@ -122,7 +123,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	res := &Result{}
 	r := report{cfg: cfg, results: results, snap: snap, elapsed: elapsed, drained: drained, settled: settled, st: st, inj: inj, obs: obs,
-		calls: st.calls.Snapshot().Sub(before), peakOpen: int(peakOpen.Load())}
+		peakOpen: int(peakOpen.Load())}
 	r.print(cfg.Out)
 	for _, ch := range invariants(snap, f) {
 		line := ch.String()
@@ -200,20 +201,23 @@ func drain(ctx context.Context, cfg Config, st *stack) time.Duration {
 	return time.Since(start)
 }
 
-// settle waits until the alarm function has taken every record of the
-// runs stream (no batch for a second) and the reaper has swept once more;
-// it says how long the alarm took to catch up.
+// settle waits until the alarm function has taken the final record of
+// every run (the stream's last records), and the reaper has swept once
+// more; it says how long the alarm took to catch up.
 func settle(ctx context.Context, st *stack) time.Duration {
 	start := time.Now()
-	last, quiet := st.streams.batches.Load(), 0
-	deadline := time.Now().Add(3 * time.Minute)
-	for quiet < 4 && time.Now().Before(deadline) && ctx.Err() == nil {
-		time.Sleep(250 * time.Millisecond)
-		if n := st.streams.batches.Load(); n != last {
-			last, quiet = n, 0
-		} else {
-			quiet++
+	deadline := start.Add(5 * time.Minute)
+	total := -1
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if total < 0 {
+			if n, err := countRuns(ctx, st.plain); err == nil {
+				total = n
+			}
 		}
+		if total >= 0 && st.streams.closedRuns() >= total {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 	caughtUp := time.Since(start)
 	st.sweeps.mu.Lock()
@@ -238,15 +242,17 @@ func (o *observer) reset() {
 	o.admissions = nil
 }
 
-func (o *observer) observe(ctx context.Context, c turnstack.Observed) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.usage.call(c.Op, c.Input, c.Output, c.Err == nil)
-	if c.Err != nil || !isAdmission(c.Input, o.runsTable) {
-		return
-	}
-	if t, ok := ctx.Value(startKey{}).(time.Time); ok {
-		o.admissions = append(o.admissions, time.Since(t))
+func (o *observer) observe(function string) func(context.Context, turnstack.Observed) {
+	return func(ctx context.Context, c turnstack.Observed) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.usage.call(function, c.Op, c.Input, c.Output, c.Err == nil)
+		if c.Err != nil || !isAdmission(c.Input, o.runsTable) {
+			return
+		}
+		if t, ok := ctx.Value(startKey{}).(time.Time); ok {
+			o.admissions = append(o.admissions, time.Since(t))
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,7 +11,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	alarmapp "github.com/commonly/runtime/functions/alarm/app"
@@ -19,12 +23,21 @@ import (
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
+	"github.com/commonly/runtime/infra/awslocal/lambdalocal"
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 	"github.com/commonly/runtime/shared/tools"
+	"github.com/commonly/runtime/shared/turns"
 )
 
 type startKey struct{}
+
+// The functions, as the accounting names them.
+const (
+	fnTurn   = "turn"
+	fnAlarm  = "alarm"
+	fnReaper = "reaper"
+)
 
 // Stage tags the run's sandboxes (STAGE), as a deployment's are.
 const Stage = "load"
@@ -37,16 +50,18 @@ const EventBus = "commonly-load"
 // the offline model: the three functions built by their own app packages
 // on the real SDK clients.
 type stack struct {
-	clock   *Clock
-	db      *dynamodblocal.Server
-	bus     *eventbridgelocal.Server
-	model   *llmtest.Server
-	llm     *httptest.Server
-	e2b     *e2btest.Fake
-	api     *httptest.Server
-	turn    *app.Built
-	reaper  *reaperapp.Built
-	calls   *turnstack.Counter
+	clock  *Clock
+	db     *dynamodblocal.Server
+	bus    *eventbridgelocal.Server
+	model  *llmtest.Server
+	llm    *httptest.Server
+	e2b    *e2btest.Fake
+	api    *httptest.Server
+	lambda *lambdalocal.Server // nil with inline dispatch
+	turn   *app.Built
+	reaper *reaperapp.Built
+	// calls counts each function's DynamoDB calls on its own client.
+	calls   map[string]*turnstack.Counter
 	plain   *dynamodb.Client // uncounted: the run's own reads
 	stall   *stallTool
 	streams *streamFaults
@@ -59,7 +74,7 @@ type stack struct {
 
 // startStack starts the stand-ins and wires the three functions on them.
 func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, err error) {
-	st = &stack{clock: NewClock(cfg.Speed), calls: turnstack.NewCounter(), stall: newStallTool(), reaperDone: make(chan struct{})}
+	st = &stack{clock: NewClock(cfg.Speed), calls: map[string]*turnstack.Counter{}, stall: newStallTool(), reaperDone: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			st.close()
@@ -83,13 +98,17 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 	st.e2b.SetClock(st.clock.Now)
 	st.e2b.OnExecute(execute)
 
-	ddb := st.db.Client(st.calls.Option())
+	client := func(function string) *dynamodb.Client {
+		st.calls[function] = turnstack.NewCounter()
+		return st.db.Client(st.calls[function].Option())
+	}
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * cfg.Concurrency, IdleConnTimeout: time.Minute}}
 	env := map[string]string{
 		"STATE_TABLE": turnstack.Tables.State, "RUNS_TABLE": turnstack.Tables.Runs, "STAGE": Stage,
 		"SANDBOX": reaperapp.SandboxE2B, "E2B_API_KEY": e2btest.DefaultAPIKey, "E2B_API_URL": st.e2b.URL, "E2B_SANDBOX_URL": st.e2b.URL,
 		"PLAN_TURN_LIMITS": cfg.Ceilings, "LLM_TIMEOUT": cfg.LLMTimeout.String(),
-		"EVENT_BUS_NAME": EventBus, "DAILY_SPEND_ALARM_USD": cfg.AlarmUSD,
+		"EVENT_BUS_NAME": EventBus, "DAILY_SPEND_ALARM_USD": cfg.AlarmUSD, "TURN_MAX_USD": cfg.TurnMaxUSD,
+		"TURN_DISPATCH": cfg.Dispatch, "AWS_LAMBDA_FUNCTION_NAME": "commonly-turn-load",
 	}
 	if cfg.CapUSD != "" {
 		env["DAILY_SPEND_CAP_USD"] = cfg.CapUSD
@@ -100,9 +119,27 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 	if err != nil {
 		return st, fmt.Errorf("turn config: %w", err)
 	}
-	if st.turn, err = turnstack.Build(ctx, turnCfg, app.Deps{
-		Dynamo: ddb, HTTP: httpc, Now: st.clock.Now, Log: log, ExtraTools: []tools.Tool{st.stall},
-	}); err != nil {
+	deps := app.Deps{Dynamo: client(fnTurn), HTTP: httpc, Now: st.clock.Now, Log: log, ExtraTools: []tools.Tool{st.stall}}
+	if turnCfg.Dispatch == app.DispatchLambda {
+		// As make run dispatches (infra/local/dispatch.go): the real SDK
+		// client's asynchronous Invoke, served by the Lambda stand-in, which
+		// answers 202 and runs the dispatch through the function's entry
+		// point in an invocation of its own, with the function's timeout and
+		// Lambda's retries.
+		if st.lambda, err = lambdalocal.StartRunning(lambdalocal.RunConfig{
+			Timeout: turns.MaxTurnDuration, Log: log,
+			Run: func(ctx context.Context, payload []byte) error {
+				_, err := st.turn.Handler.Invoke(ctx, json.RawMessage(payload))
+				return err
+			},
+		}, turnCfg.FunctionName); err != nil {
+			return st, err
+		}
+		deps.Lambda = lambda.NewFromConfig(aws.Config{
+			Region: dynamodblocal.Region, Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		}, func(o *lambda.Options) { o.BaseEndpoint = aws.String(st.lambda.URL) })
+	}
+	if st.turn, err = turnstack.Build(ctx, turnCfg, deps); err != nil {
 		return st, fmt.Errorf("turn function: %w", err)
 	}
 	// The admission latency starts where API Gateway hands the request to
@@ -116,7 +153,7 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 	if err != nil {
 		return st, fmt.Errorf("alarm config: %w", err)
 	}
-	alarm, err := alarmapp.Build(alarmCfg, alarmapp.Deps{Dynamo: ddb, EventBridge: st.bus.Client(), Now: st.clock.Now, Log: log})
+	alarm, err := alarmapp.Build(alarmCfg, alarmapp.Deps{Dynamo: client(fnAlarm), EventBridge: st.bus.Client(), Now: st.clock.Now, Log: log})
 	if err != nil {
 		return st, fmt.Errorf("alarm function: %w", err)
 	}
@@ -130,7 +167,7 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 	if err != nil {
 		return st, fmt.Errorf("reaper config: %w", err)
 	}
-	if st.reaper, err = reaperapp.Build(reaperCfg, reaperapp.Deps{Dynamo: ddb, HTTP: httpc, Now: st.clock.Now, Log: log}); err != nil {
+	if st.reaper, err = reaperapp.Build(reaperCfg, reaperapp.Deps{Dynamo: client(fnReaper), HTTP: httpc, Now: st.clock.Now, Log: log}); err != nil {
 		return st, fmt.Errorf("reaper function: %w", err)
 	}
 	st.sweeps = &sweeps{lifetime: reaperCfg.Lifetime, interval: st.clock.Of(cfg.ReaperInterval)}
@@ -171,6 +208,9 @@ func (st *stack) close() {
 	}
 	if st.stall != nil {
 		st.stall.release()
+	}
+	if st.lambda != nil {
+		_ = st.lambda.Close()
 	}
 	for _, s := range []*httptest.Server{st.api, st.llm} {
 		if s != nil {

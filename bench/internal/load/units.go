@@ -163,13 +163,13 @@ func updateWrite(table string, key map[string]types.AttributeValue, expr *string
 // usage is the accounting of calls and write units by table.
 type usage struct {
 	schemas map[string]tableSchema
-	calls   map[string]map[string]float64 // table (tables+joined) → operation → calls
-	units   map[string]map[string]float64 // table → "table" or "index <name>" → write units
-	shadow  map[string]map[string]string  // item → index → its index key there
+	calls   map[string]map[string]map[string]float64 // function → table ("a+b" for two) → operation → calls
+	units   map[string]map[string]float64            // table → "table" or "index <name>" → write units
+	shadow  map[string]map[string]string             // item → index → its index key there
 }
 
 func newUsage(schemas map[string]tableSchema) *usage {
-	return &usage{schemas: schemas, calls: map[string]map[string]float64{}, units: map[string]map[string]float64{}, shadow: map[string]map[string]string{}}
+	return &usage{schemas: schemas, calls: map[string]map[string]map[string]float64{}, units: map[string]map[string]float64{}, shadow: map[string]map[string]string{}}
 }
 
 func add(m map[string]map[string]float64, a, b string, v float64) {
@@ -179,8 +179,8 @@ func add(m map[string]map[string]float64, a, b string, v float64) {
 	m[a][b] += v
 }
 
-// call accounts for one call; ok says whether it succeeded.
-func (u *usage) call(op string, in, out any, ok bool) {
+// call accounts for one call of a function; ok says whether it succeeded.
+func (u *usage) call(function, op string, in, out any, ok bool) {
 	var ws []write
 	factor := 1.0
 	switch in := in.(type) {
@@ -219,7 +219,10 @@ func (u *usage) call(op string, in, out any, ok bool) {
 			}
 		}
 	}
-	add(u.calls, strings.Join(tablesOf(in), "+"), op, 1)
+	if u.calls[function] == nil {
+		u.calls[function] = map[string]map[string]float64{}
+	}
+	add(u.calls[function], strings.Join(tablesOf(in), "+"), op, 1)
 	for _, w := range ws {
 		if w.delete {
 			add(u.units, w.table, "table", factor)

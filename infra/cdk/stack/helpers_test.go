@@ -57,6 +57,8 @@ func devSettings() Settings {
 func prodSettings() Settings {
 	s := devSettings()
 	s.Stage, s.Production, s.LogRetentionDays = "prod", true, 90
+	share := 0.1
+	s.Tracing.SampleRatio = &share
 	s.ReservedConcurrency = map[string]int{TurnFunctionID: 200, AlarmFunctionID: 5, ReaperFunctionID: 1}
 	s.Secrets = map[string]string{
 		"LLM_API_KEY": "", "E2B_API_KEY": "",

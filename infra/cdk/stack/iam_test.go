@@ -84,7 +84,8 @@ func join(parts ...any) map[string]any { return map[string]any{"Fn::Join": []any
 
 // TestLeastPrivilege lists every grant of each function's role: its own
 // log group, its own tables' actions, its secrets, its queue, its bus,
-// invoking itself; no managed policy and no wildcard but ListStreams.
+// invoking itself, sending spans to X-Ray; no managed policy and no
+// wildcard but ListStreams and X-Ray's PutTraceSegments.
 func TestLeastPrivilege(t *testing.T) {
 	x := synth(t, devSettings())
 	st := func(actions string, resources ...any) statement {
@@ -102,6 +103,9 @@ func TestLeastPrivilege(t *testing.T) {
 		return st("secretsmanager:GetSecretValue", refs...)
 	}
 	sqs := "sqs:GetQueueAttributes,sqs:GetQueueUrl,sqs:SendMessage"
+	// Spans to X-Ray's OTLP endpoint (tracing.go): the one action it
+	// authorizes, which takes no resource but *.
+	xray := st("xray:PutTraceSegments", "*")
 	want := map[string][]statement{
 		TurnFunctionID: {
 			logs(x.Turn.function),
@@ -116,6 +120,7 @@ func TestLeastPrivilege(t *testing.T) {
 			withCondition(st("dynamodb:DeleteItem,dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*"]}}`),
 			st("dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
 			st("lambda:InvokeFunction", getAtt(x.id(x.Turn.Function), "Arn")),
+			xray,
 		},
 		AlarmFunctionID: {
 			logs(x.Alarm.function),
@@ -126,6 +131,7 @@ func TestLeastPrivilege(t *testing.T) {
 			st("dynamodb:BatchGetItem", state),
 			withCondition(st("dynamodb:PutItem,dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["USER#*"]}}`),
 			st("events:PutEvents", getAtt(x.id(x.Events.Bus), "Arn")),
+			xray,
 		},
 		// Queries of its three indexes only; item writes on sandbox
 		// records and users' days (the refund) only; a run read and
@@ -137,6 +143,7 @@ func TestLeastPrivilege(t *testing.T) {
 			st("dynamodb:Query", join(runs, "/index/open"), join(state, "/index/live"), join(state, "/index/runSandboxes")),
 			withCondition(st("dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOX#*","USER#*"]}}`),
 			st("dynamodb:GetItem,dynamodb:PutItem", runs),
+			xray,
 		},
 	}
 	for _, c := range fnCases {

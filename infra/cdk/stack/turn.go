@@ -112,14 +112,13 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 	// the partitions it makes: installs, plans and idempotency records
 	// put, sandbox records put and updated, a user's day updated in the
 	// admission transaction (with its plan's condition check), an install
-	// updated. A write elsewhere (another kind's items, a ConditionCheck
-	// of an install) is denied.
+	// updated; the sandbox cap's slots taken (put), read (a shard's slots
+	// with one Query) and freed (a conditional delete). A write elsewhere
+	// (another kind's items, a ConditionCheck of an install) is denied.
 	grantTable(fn.Role, d.State, []string{"GetItem", "BatchGetItem"})
 	grantKeys(fn.Role, d.State, []string{"PutItem"}, installKeys, userKeys, idemKeys, sandboxKeys, slotKeys)
 	grantKeys(fn.Role, d.State, []string{"UpdateItem"}, installKeys, userKeys, sandboxKeys)
 	grantKeys(fn.Role, d.State, []string{"ConditionCheckItem"}, userKeys)
-	// The sandbox cap's slots (put above): a shard's slots read with one
-	// Query, a slot freed with a conditional Delete; those items only.
 	grantKeys(fn.Role, d.State, []string{"DeleteItem", "Query"}, slotKeys)
 	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem"})
 	// Invoking itself: in a policy of its own, which the function does
