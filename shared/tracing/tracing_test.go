@@ -5,8 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -187,5 +193,61 @@ func TestConfigFromEnv(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v should name %s", err, want)
 		}
+	}
+}
+
+// An X-Ray endpoint that does not answer holds an invocation at most
+// FlushTimeout (plus scheduling), never the exporter's default minute of
+// retries.
+func TestFlushIsBounded(t *testing.T) {
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-hang }))
+	t.Cleanup(func() { close(hang); srv.Close() })
+	creds := aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""))
+	tp, err := tracing.Setup(context.Background(), tracing.Config{SampleRatio: 1, XRay: &tracing.XRay{Region: "us-east-1", Credentials: creds, Endpoint: srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	h := tracing.WithFlush(tp, slog.New(slog.DiscardHandler), func(ctx context.Context, _ string) (string, error) {
+		_, s := tracing.Start(ctx, "invocation")
+		s.End()
+		return "ok", nil
+	})
+	start := time.Now()
+	if out, err := h(context.Background(), "ev"); err != nil || out != "ok" {
+		t.Fatalf("handler: %q %v", out, err)
+	}
+	if d := time.Since(start); d > tracing.FlushTimeout+time.Second {
+		t.Errorf("the invocation was held %s by an unreachable endpoint", d)
+	}
+}
+
+// Exports to X-Ray are OTLP protobuf, signed with SigV4 for the xray
+// service in the configured region.
+func TestXRayExportIsSigned(t *testing.T) {
+	got := make(chan *http.Request, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Clone(context.Background())
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	t.Cleanup(srv.Close)
+	creds := aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider("AKIDTRACES", "SECRET", ""))
+	tp, err := tracing.Setup(context.Background(), tracing.Config{SampleRatio: 1, XRay: &tracing.XRay{Region: "eu-west-1", Credentials: creds, Endpoint: srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	_, s := tracing.Start(context.Background(), "x")
+	s.End()
+	if err := tp.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	auth := r.Header.Get("Authorization")
+	if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" ||
+		!strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential=AKIDTRACES/") || !strings.Contains(auth, "/eu-west-1/xray/aws4_request") ||
+		r.Header.Get("X-Amz-Content-Sha256") == "" && r.Header.Get("X-Amz-Date") == "" {
+		t.Errorf("export %s %s, headers %v", r.Method, r.URL.Path, r.Header)
 	}
 }
