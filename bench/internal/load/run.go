@@ -163,27 +163,27 @@ func roleCounts(users []*user) string {
 func background(ctx context.Context, cfg Config, st *stack, inj *injected, peak *atomic.Int64) {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
-	var bus busFaults
-	leakEvery := 40 // ticks: one leaked sandbox every 10 s
-	for i := 0; ; i++ {
+	var lastBus, lastLeak time.Time
+	for {
 		select {
 		case <-ctx.Done():
-			inj.add("eventbridge-put-failed", bus.injected)
 			return
-		case <-tick.C:
-		}
-		if n, err := openRuns(ctx, st.plain, st.turn.Store.IndexShards()); err == nil && int64(n) > peak.Load() {
-			peak.Store(int64(n))
-		}
-		if cfg.FaultRate <= 0 {
-			continue
-		}
-		if i%4 == 0 {
-			bus.tick(st.bus)
-		}
-		if i%leakEvery == 0 {
-			seedLeak(st)
-			inj.add("sandbox-leaked", 1)
+		case now := <-tick.C:
+			if n, err := openRuns(ctx, st.plain, st.turn.Store.IndexShards()); err == nil && int64(n) > peak.Load() {
+				peak.Store(int64(n))
+			}
+			if cfg.FaultRate <= 0 {
+				continue
+			}
+			if now.Sub(lastBus) >= time.Second {
+				st.busFaults.tick(st.bus)
+				lastBus = now
+			}
+			if now.Sub(lastLeak) >= 10*time.Second {
+				seedLeak(st)
+				inj.add("sandbox-leaked", 1)
+				lastLeak = now
+			}
 		}
 	}
 }

@@ -65,7 +65,9 @@ type stack struct {
 	plain   *dynamodb.Client // uncounted: the run's own reads
 	stall   *stallTool
 	streams *streamFaults
-	sweeps  *sweeps
+	// busFaults fails the alarm's EventBridge puts (faults.go).
+	busFaults busFaults
+	sweeps    *sweeps
 
 	stopAlarm  func()
 	stopReaper context.CancelFunc
