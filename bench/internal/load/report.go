@@ -58,6 +58,8 @@ type report struct {
 	inj      *injected
 	obs      *observer
 	peakOpen int
+	// sweepsBefore were swept before the accounting started.
+	sweepsBefore int
 }
 
 func (r report) admitted() int { return len(r.snap.runs) }
@@ -65,7 +67,7 @@ func (r report) admitted() int { return len(r.snap.runs) }
 func (r report) sweeps() int {
 	r.st.sweeps.mu.Lock()
 	defer r.st.sweeps.mu.Unlock()
-	return r.st.sweeps.n
+	return r.st.sweeps.n - r.sweepsBefore
 }
 
 func merge(ms ...map[string]map[string]float64) map[string]map[string]float64 {
@@ -97,7 +99,7 @@ func (r report) measured() Measured {
 	adm := append([]time.Duration(nil), r.obs.admissions...)
 	sortDurations(adm)
 	return Measured{
-		Source: "make load (" + strings.Join(os.Args, " ") + ")", Date: time.Now().UTC().Format(time.DateOnly),
+		Source: strings.TrimSpace("go run ./bench/load " + strings.Join(os.Args[1:], " ")), Date: time.Now().UTC().Format(time.DateOnly),
 		Turns:                r.admitted(),
 		DynamoDBCallsPerTurn: perTurn(merge(r.obs.usage.calls[fnTurn], r.obs.usage.calls[fnAlarm]), r.admitted()),
 		ReaperCallsPerSweep:  perTurn(r.obs.usage.calls[fnReaper], r.sweeps()),

@@ -74,6 +74,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("set up users: %w", err)
 	}
 	obs.reset()
+	st.sweeps.mu.Lock()
+	sweepsBefore := st.sweeps.n
+	st.sweeps.mu.Unlock()
 
 	inj := newInjected()
 	bg, stopBG := context.WithCancel(ctx)
@@ -123,7 +126,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	res := &Result{}
 	r := report{cfg: cfg, results: results, snap: snap, elapsed: elapsed, drained: drained, settled: settled, st: st, inj: inj, obs: obs,
-		peakOpen: int(peakOpen.Load())}
+		peakOpen: int(peakOpen.Load()), sweepsBefore: sweepsBefore}
 	r.print(cfg.Out)
 	for _, ch := range invariants(snap, f) {
 		line := ch.String()
