@@ -18,7 +18,7 @@ LAMBDA_BIN = bin$(if $(filter amd64,$(LAMBDA_GOARCH)),,/$(LAMBDA_GOARCH))
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 FUZZTIME ?= 10s
 
-.PHONY: run report report-deps test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke
+.PHONY: run report report-deps test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke scale memsize
 
 ## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080) and run the demo turn
 run: deps
@@ -174,13 +174,15 @@ deploy: synth
 diff: synth
 	$(CDK_ENV) $(CDK) diff $(CDK_FLAGS) --app cdk.out $(CDK_STACK)
 
-## invoke: FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json]: the function from the template under the RIE
+## invoke: FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json] [SESSION=dir] [RUN_ID=run_…]: the function from the template under the RIE
+## (SESSION=dir keeps the embedded DynamoDB's items between invokes; RUN_ID replaces the event's run id)
 ENV ?= infra/invoke/local.env.json
 invoke: tools
-	@[ -n "$(FN)" ] && [ -n "$(EVENT)" ] || { echo "usage: make invoke FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json] [STAGE=dev]"; exit 2; }
+	@[ -n "$(FN)" ] && [ -n "$(EVENT)" ] || { echo "usage: make invoke FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json] [STAGE=dev] [SESSION=dir] [RUN_ID=run_…]"; exit 2; }
 	@[ -f $(CDK_TEMPLATE) ] || $(MAKE) --no-print-directory synth
 	@$(MAKE) --no-print-directory build >/dev/null
-	@$(GO) run ./infra/invoke -t $(CDK_TEMPLATE) -fn $(FN) -e $(EVENT) -env-vars "$(ENV)" -rie $(GOBIN)/aws-lambda-rie -bin bin
+	@$(GO) run ./infra/invoke -t $(CDK_TEMPLATE) -fn $(FN) -e $(EVENT) -env-vars "$(ENV)" -rie $(GOBIN)/aws-lambda-rie -bin bin \
+	  $(if $(SESSION),-session "$(SESSION)") $(if $(RUN_ID),-run-id "$(RUN_ID)")
 
 ## cdk-test: the stack's assertion tests and cdk-nag
 cdk-test: cdk-cli
@@ -218,3 +220,11 @@ bench: deps tools build
 	  -turnproc $(BENCH_OUT)/turnproc -peer-dir $(BENCH_CACHE)/peer -gobench $(BENCH_OUT)/go.txt \
 	  -benchstat $(GOBIN)/benchstat -rie $(GOBIN)/aws-lambda-rie -bootstrap bin/turn/bootstrap \
 	  -empty-bootstrap $(BENCH_OUT)/emptyfn/bootstrap -markdown $(BENCH_OUT)/latest.md
+
+## scale: the scale and cost model (bench/scale) from its inputs, the measured figures of make load and cdk.json; rewrites docs/scale.md's table
+scale:
+	$(GO) run ./bench/cmd/scale
+
+## memsize: the functions' wall time and cold start with the CPU each Lambda memory size gets (root, cgroup v1 cpu; docs/benchmarks.md)
+memsize: tools
+	bench/memsize.sh

@@ -7,11 +7,14 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/shared/tracing"
 )
 
 // rig is the local stack in one process: the embedded DynamoDB, the
@@ -30,6 +33,19 @@ type rig struct {
 // env adds to the benchmark's configuration.
 func newRig(tb testing.TB, level slog.Level, env map[string]string) *rig {
 	tb.Helper()
+	return newRigWith(tb, level, env, nil)
+}
+
+// newTracedRig is newRig with tracing on: the turn function gets tp, and
+// its DynamoDB client otelaws's middleware, as each function's main wires
+// them.
+func newTracedRig(tb testing.TB, level slog.Level, tp *tracing.Provider) *rig {
+	tb.Helper()
+	return newRigWith(tb, level, nil, tp)
+}
+
+func newRigWith(tb testing.TB, level slog.Level, env map[string]string, tp *tracing.Provider) *rig {
+	tb.Helper()
 	ctx := context.Background()
 	r := &rig{counter: turnstack.NewCounter(), model: &script.Server{}}
 	llmSrv := httptest.NewServer(r.model)
@@ -45,7 +61,11 @@ func newRig(tb testing.TB, level slog.Level, env map[string]string) *rig {
 		tb.Fatal(err)
 	}
 	log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: level}))
-	r.built, err = turnstack.Build(ctx, cfg, app.Deps{Dynamo: db.Client(r.counter.Option()), Log: log})
+	opts := []func(*dynamodb.Options){r.counter.Option()}
+	if tp.Enabled() {
+		opts = append(opts, func(o *dynamodb.Options) { tracing.InstrumentAWSOptions(&o.APIOptions) })
+	}
+	r.built, err = turnstack.Build(ctx, cfg, app.Deps{Dynamo: db.Client(opts...), Log: log, Tracing: tp})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -30,7 +30,15 @@ const warmTurns = 3
 //     level; the local stack logs warnings only), written to io.Discard;
 //   - api-no-install-cache: api with INSTALL_CACHE_TTL=0 (the default is
 //     30 s): the install is read on every turn, by the service with the
-//     plan and again by the worker.
+//     plan and again by the worker;
+//   - api-spend-cap: api with DAILY_SPEND_CAP_USD set (high enough never
+//     to refuse): each turn reserves at admission, every model call is
+//     sized to the reservation, and the final write settles it;
+//   - api-traced: api with tracing on and every turn sampled
+//     (TRACES_SAMPLE_RATIO=1), its DynamoDB client instrumented (otelaws),
+//     each turn's spans exported over OTLP/HTTP to a loopback collector
+//     that discards them, flushed after each turn as Lambda's invocation
+//     does (docs/benchmarks.md, "What tracing costs").
 //
 // Besides time and allocations (of the whole process: client, gateway,
 // scripted model and embedded DynamoDB included) it reports
@@ -41,6 +49,8 @@ func BenchmarkTurn(b *testing.B) {
 	b.Run("handler", benchHandler)
 	b.Run("api-info-log", func(b *testing.B) { benchAPI(b, slog.LevelInfo, nil) })
 	b.Run("api-no-install-cache", func(b *testing.B) { benchAPI(b, slog.LevelWarn, map[string]string{"INSTALL_CACHE_TTL": "0s"}) })
+	b.Run("api-spend-cap", func(b *testing.B) { benchAPI(b, slog.LevelWarn, map[string]string{"DAILY_SPEND_CAP_USD": "1000000"}) })
+	b.Run("api-traced", benchAPITraced)
 }
 
 func benchAPI(b *testing.B, level slog.Level, env map[string]string) {

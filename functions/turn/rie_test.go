@@ -16,6 +16,7 @@ import (
 	"github.com/commonly/runtime/infra/awslocal/rie"
 	"github.com/commonly/runtime/infra/awslocal/secretsmanagerlocal"
 	"github.com/commonly/runtime/shared/llm/llmtest"
+	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 	"github.com/commonly/runtime/shared/store"
 )
 
@@ -41,12 +42,16 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 	defer db.Close()
 	served.Take() // the tables' creation
-	// The model is the scripted LiteLLM, its key the stack's way: a
-	// secret's ARN, read once at the cold start.
-	const llmKey, llmARN = "sk-litellm-rie-3c2b1a", "arn:aws:secretsmanager:us-east-1:123456789012:secret:llm-AbCdEf"
+	// The model is the scripted LiteLLM and the sandbox provider the fake
+	// E2B, their keys the stack's way: each a secret's ARN, read once at
+	// the cold start.
+	const llmKey = "sk-litellm-rie-3c2b1a"
+	const llmARN, e2bARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:llm-AbCdEf", "arn:aws:secretsmanager:us-east-1:123456789012:secret:e2b-GhIjKl"
 	model := httptest.NewServer(llmtest.NewServer(llmKey, llmtest.Text("Hello from the scripted model.")))
 	defer model.Close()
-	secrets, err := secretsmanagerlocal.Start(secretsmanagerlocal.Config{Calls: &served, Secrets: map[string]string{llmARN: llmKey}})
+	e2bFake := e2btest.Start(t)
+	secrets, err := secretsmanagerlocal.Start(secretsmanagerlocal.Config{Calls: &served,
+		Secrets: map[string]string{llmARN: llmKey, e2bARN: e2btest.DefaultAPIKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +70,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	vars := map[string]string{"STATE_TABLE": tables.State, "RUNS_TABLE": tables.Runs, "TURN_DISPATCH": "lambda",
 		"AWS_LAMBDA_FUNCTION_NAME": fnName, lambdalocal.EndpointVar: lam.URL, secretsmanagerlocal.EndpointVar: secrets.URL,
 		"LLM_BASE_URL": model.URL, "LLM_API_KEY_SECRET_ARN": llmARN, "LLM_MODEL": "deepseek-v4-flash",
-		// The local sandbox, by name: without it the function refuses to
-		// start (no E2B_API_KEY).
-		"SANDBOX": "local"}
+		"STAGE": "dev", "SANDBOX": "e2b", "E2B_API_KEY_SECRET_ARN": e2bARN, "E2B_API_URL": e2bFake.URL}
 	emu, err := rie.Start(rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), vars), nil)
 	if err != nil {
 		t.Fatal(err)

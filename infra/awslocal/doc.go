@@ -9,7 +9,11 @@
 //     in front of the turn function's handler;
 //   - lambdalocal: Lambda's Invoke API for a function's asynchronous
 //     invocations of itself;
-//   - rie: the Lambda Runtime Interface Emulator running a bootstrap.
+//   - secretsmanagerlocal: Secrets Manager's GetSecretValue;
+//   - rie: the Lambda Runtime Interface Emulator running a bootstrap;
+//   - awscalls: the AWS calls a function's code makes, recorded on its
+//     clients or by the stand-ins above serving them, for the check of
+//     each IAM role against them (infra/cdk/stack).
 //
 // The local stack (infra/local, `make run`), `make invoke` (infra/invoke),
 // the tests and the benchmarks all use these packages. None of them is

@@ -27,6 +27,11 @@ func main() {
 	if _, err := stack.New(app, s); err != nil {
 		fail(err)
 	}
+	// Said before anything deploys (the CLI prints the stack's warnings
+	// too, after synthesis).
+	for _, w := range s.Warnings() {
+		fmt.Fprintln(os.Stderr, "cdk app: warning:", w)
+	}
 	stack.Check(app)
 	app.Synth(nil)
 }

@@ -13,9 +13,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 func main() {
@@ -28,6 +30,8 @@ func main() {
 	flag.StringVar(&cfg.RIE, "rie", "aws-lambda-rie", "the Lambda Runtime Interface Emulator")
 	flag.StringVar(&cfg.BinDir, "bin", "bin", "where `make build` puts <function>/bootstrap for this machine")
 	flag.StringVar(&cfg.EventsFile, "events-file", os.Getenv("EVENTS_FILE"), "append EventBridge events here (JSON lines)")
+	flag.StringVar(&cfg.SessionDir, "session", "", "keep the embedded DynamoDB's items in this directory between invokes (restored before, saved after)")
+	runID := flag.String("run-id", "", "replace the event's run id (pathParameters.runId or dispatch.runId) with this one, a run of the session")
 	flag.Parse()
 	if cfg.Template == "" || cfg.Function == "" || event == "" {
 		flag.Usage()
@@ -37,6 +41,14 @@ func main() {
 	payload, err := os.ReadFile(event)
 	if err != nil {
 		fail(err)
+	}
+	if *runID != "" {
+		if payload, err = withRunID(payload, *runID); err != nil {
+			fail(err)
+		}
+	}
+	if cfg.SessionDir != "" && cfg.EventsFile == "" {
+		cfg.EventsFile = filepath.Join(cfg.SessionDir, "events.jsonl")
 	}
 	ctx := context.Background()
 	s, err := start(ctx, cfg)
@@ -52,6 +64,13 @@ func main() {
 	for _, e := range s.bus.Events() {
 		fmt.Fprintf(os.Stderr, "EventBridge event on %s: %s %s %s\n", e.Bus, e.Source, e.DetailType, e.Detail)
 	}
+	if err == nil {
+		if err = s.save(ctx); err == nil && cfg.SessionDir != "" {
+			if id := createdRun(resp.Body); id != "" {
+				fmt.Fprintf(os.Stderr, "session %s: run %s (RUN_ID=%s for get-run.json or dispatch.json)\n", cfg.SessionDir, id, id)
+			}
+		}
+	}
 	if cerr := s.close(); err == nil {
 		err = cerr
 	}
@@ -62,6 +81,20 @@ func main() {
 	if failed {
 		os.Exit(1) // as a failed invocation, for scripts
 	}
+}
+
+// createdRun is the run id an API response's body names, if any.
+func createdRun(body []byte) string {
+	var resp struct {
+		Body string `json:"body"`
+	}
+	var run struct {
+		RunID string `json:"runId"`
+	}
+	if json.Unmarshal(body, &resp) != nil || json.Unmarshal([]byte(resp.Body), &run) != nil {
+		return ""
+	}
+	return run.RunID
 }
 
 func fail(err error) {

@@ -32,6 +32,9 @@ type config struct {
 	BinDir     string    // where `make build` put bin/<function>/bootstrap
 	EventsFile string    // EventBridge events, JSON lines; "" for none
 	Logs       io.Writer // the function's and the emulator's output
+	// SessionDir, when set, keeps the embedded DynamoDB's items between
+	// invokes (SESSION=dir): loaded at start, saved by save.
+	SessionDir string
 }
 
 // session is one function running under the emulator, with its local
@@ -47,6 +50,8 @@ type session struct {
 	emu     *rie.Emulator
 	timeout time.Duration
 	home    string
+	tables  []string
+	dir     string // SessionDir
 }
 
 // response is what an invocation returned, and what the asynchronous
@@ -94,6 +99,17 @@ func start(ctx context.Context, cfg config) (s *session, err error) {
 	}
 	if s.db, err = dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", store.Tables{State: state, Runs: runs}); err != nil {
 		return nil, err
+	}
+	s.tables = []string{state, runs}
+	if s.dir = cfg.SessionDir; s.dir != "" {
+		if err := os.MkdirAll(s.dir, 0o755); err != nil {
+			return nil, err
+		}
+		n, err := loadState(ctx, s.db.URL, s.dir)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(cfg.Logs, "make invoke: session %s: %d items restored\n", s.dir, n)
 	}
 	if s.bus, err = eventbridgelocal.Start(eventbridgelocal.Config{EventsFile: cfg.EventsFile, Region: dynamodblocal.Region}); err != nil {
 		return nil, err
@@ -165,6 +181,14 @@ func (s *session) post(ctx context.Context, payload []byte) (response, error) {
 	}
 	_ = json.Unmarshal(body, &fnErr)
 	return response{Body: json.RawMessage(bytes.TrimSpace(body)), FunctionError: fnErr.Type != ""}, nil
+}
+
+// save keeps the session's items for the next invoke (no session: nothing).
+func (s *session) save(ctx context.Context) error {
+	if s.dir == "" {
+		return nil
+	}
+	return saveState(ctx, s.db.URL, s.dir, s.tables...)
 }
 
 func (s *session) close() error {

@@ -35,8 +35,11 @@ func TestSpendControlsThroughTheLocalStack(t *testing.T) {
 	}
 	defer podsSrv.Close()
 	eventsFile := filepath.Join(t.TempDir(), "events.jsonl")
+	// A cap of $0.0064, just above the least useful reservation of the
+	// offline model ($0.006309): the first turn reserves all of it and
+	// spends about $0.00014, which leaves too little for a second.
 	env := localEnv(func(k string) string {
-		return map[string]string{"DAILY_SPEND_ALARM_USD": "0.0001", "DAILY_SPEND_CAP_USD": "0.0001", "EVENTS_FILE": eventsFile}[k]
+		return map[string]string{"DAILY_SPEND_ALARM_USD": "0.0001", "DAILY_SPEND_CAP_USD": "0.0064", "EVENTS_FILE": eventsFile}[k]
 	})
 	env["COMMONLY_API_URL"], env["BROKER_URL"], env["BROKER_TOKEN"] = podsURL, podsURL, pods.serviceToken
 	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
@@ -116,7 +119,7 @@ func TestSpendControlsThroughTheLocalStack(t *testing.T) {
 		t.Fatalf("first turn: %d %s", status, body)
 	}
 	u := waitCounted(float64(run.CostMicros))
-	if u["spendCapUSD"] != 0.0001 || u["turnsUsed"] != 1.0 {
+	if u["spendCapUSD"] != 0.0064 || u["turnsUsed"] != 1.0 || u["reservedMicros"] != 0.0 {
 		t.Errorf("usage after the first turn: %v", u)
 	}
 

@@ -62,20 +62,25 @@ func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods 
 	fmt.Fprintf(out, "Demo install %q created for user %q (engine %s), with the tools\n  %s\n(code execution is opt-in: only an install that lists %s runs code).\n\n",
 		demoInstall, demoUser, cfg.DefaultEngine, strings.Join(demoTools, ", "), runcode.Name)
 
-	fmt.Fprintln(out, "Demo turn: POST /v1/installs/demo-install/turns (Prefer: wait=25)")
+	fmt.Fprintln(out, "Demo turn: POST /v1/installs/demo-install/turns, then its events as they happen (GET /v1/runs/{runId}/events)")
 	fmt.Fprintln(out, indent(demoMessage, "  > "))
 	status, body, err = call(ctx, http.MethodPost, base+"/v1/installs/"+demoInstall+"/turns", user,
-		map[string]string{"Prefer": "wait=25", "Idempotency-Key": fmt.Sprintf("demo-%d", now.UnixNano())},
+		map[string]string{"Idempotency-Key": fmt.Sprintf("demo-%d", now.UnixNano())},
 		mustJSON(map[string]string{"message": demoMessage, "trigger": "demo"}))
 	if err != nil {
 		return err
 	}
 	var run runs.Run
-	if status != http.StatusOK || json.Unmarshal(body, &run) != nil {
+	if (status != http.StatusOK && status != http.StatusAccepted) || json.Unmarshal(body, &run) != nil {
 		fmt.Fprintf(out, "  answer %d: %s\n", status, body)
 	} else {
-		printRun(out, &run)
-		printTrace(ctx, out, st, &run)
+		if err := printEvents(ctx, base, user, run.RunID, out); err != nil {
+			fmt.Fprintf(out, "  events: %v\n", err)
+		}
+		if status, body, err = call(ctx, http.MethodGet, base+"/v1/runs/"+run.RunID, user, nil, ""); err == nil && status == http.StatusOK && json.Unmarshal(body, &run) == nil {
+			printRun(out, &run)
+			printTrace(ctx, out, st, &run)
+		}
 	}
 	if pods != nil {
 		fmt.Fprintln(out, "\n  pod demo-pod now reads:")
@@ -85,6 +90,11 @@ func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods 
 	}
 	if body, err := countedUsage(ctx, base, user, run.CostMicros); err == nil {
 		fmt.Fprintf(out, "\nUsage today (GET /v1/me/usage, once the alarm function has counted the run from the stream): %s\n", bytes.TrimSpace(body))
+	}
+	if cfg.Fallback {
+		if err := demoEngines(ctx, base, admin, user, out); err != nil {
+			fmt.Fprintln(out, "  the engines' demo failed:", err)
+		}
 	}
 	if cfg.SpendCap > 0 {
 		status, body, err = call(ctx, http.MethodPost, base+"/v1/installs/"+demoInstall+"/turns", user, nil,
@@ -97,6 +107,7 @@ func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods 
 	fmt.Fprintf(out, "\nTry it (token valid 24 h):\n\n  TOKEN=%s\n\n", user)
 	fmt.Fprintf(out, "  curl -s -X POST %s/v1/installs/%s/turns \\\n    -H \"Authorization: Bearer $TOKEN\" -H 'Content-Type: application/json' -H 'Prefer: wait=20' \\\n    -d '{\"message\":\"Squares, please:\\n```js\\nconsole.log([1,2,3].map(x => x*x))\\n```\"}'\n\n", base, demoInstall)
 	fmt.Fprintf(out, "  curl -s %s/v1/me/usage -H \"Authorization: Bearer $TOKEN\"\n", base)
+	fmt.Fprintf(out, "  curl -sN %s/v1/runs/RUN_ID/events -H \"Authorization: Bearer $TOKEN\"   (add -H 'Last-Event-ID: N' to resume)\n", base)
 	fmt.Fprintf(out, "\nA token for any user: go run ./infra/local token USER_ID   (add \"admin\" for the service scope)\n")
 	return nil
 }

@@ -61,6 +61,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 		return err
 	}
 	defer stopPods()
+	do, err := startDORuntime(env, pods)
+	if err != nil {
+		return err
+	}
+	defer do.close()
 	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
@@ -76,14 +81,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	gw := &apigatewaylocal.Gateway{Secret: secret, Invoke: st.turn.Handler.HandleHTTP, Log: log}
+	events, err := eventsHandler(st.ddb, cfg.Tables, secret, log)
+	if err != nil {
+		return err
+	}
+	gw := &apigatewaylocal.Gateway{Secret: secret, Invoke: st.turn.Handler.HandleHTTP, Events: events, Log: log}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
 
-	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded)%s\n  alarm:      %s\n  reaper:     %s\n  dispatch:   %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
-		base, base+api.Path, st.db.URL, tablesLabel(st.tables), st.alarm.label(), st.reaper.label(), dispatchLabel(cfg, st.lambda), modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
+	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded)%s\n  alarm:      %s\n  reaper:     %s\n  dispatch:   %s\n  durable object runtime: %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
+		base, base+api.Path, st.db.URL, tablesLabel(st.tables), st.alarm.label(), st.reaper.label(), dispatchLabel(cfg, st.lambda), do.label(env), modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
 	if err := demo(ctx, base, secret, cfg, pods, st, out); err != nil {
 		fmt.Fprintln(out, "demo failed:", err)
 	}
@@ -128,6 +137,7 @@ type stack struct {
 	reaper *localReaper
 	turn   *app.Built
 	lambda *lambdalocal.Server // nil with TURN_DISPATCH=inline
+	ddb    *dynamodb.Client
 	// traces is the tracer provider (TRACES_FILE, OTEL_*), traceFile
 	// where it writes.
 	traces    *tracing.Provider
@@ -177,6 +187,7 @@ func startStack(ctx context.Context, getenv func(string) string, env map[string]
 		tracing.InstrumentAWS(&awsCfg)
 	}
 	ddb := dynamodb.NewFromConfig(awsCfg)
+	st.ddb = ddb
 	// One local provider for the turns and the reaper: its sessions live
 	// in this process.
 	var box *local.Provider
@@ -227,7 +238,7 @@ func localEnv(getenv func(string) string) map[string]string {
 	for _, k := range []string{"STATE_TABLE", "RUNS_TABLE", "TURN_DISPATCH", "HOSTED_ENGINE", "PLAN_TURN_LIMITS", "INSTALL_CACHE_TTL",
 		"DO_RUNTIME_URL", "DO_RUNTIME_TOKEN", "DO_RUNTIME_TIMEOUT", "LLM_MODE", "LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", "LLM_TIMEOUT",
 		"TURN_MAX_USD", "PRICE_TABLE_FILE", "BROKER_URL", "BROKER_TOKEN", "COMMONLY_API_URL", "SEARCH_PROVIDER", "SEARCH_API_KEY",
-		"SEARCH_API_URL", "GITHUB_API_URL", "SANDBOX", "E2B_API_KEY", "E2B_DOMAIN", "E2B_API_URL", "E2B_SANDBOX_URL", "E2B_TEMPLATE",
+		"SEARCH_API_URL", "GITHUB_API_URL", "SANDBOX", "SANDBOX_MAX_CONCURRENT", "E2B_API_KEY", "E2B_DOMAIN", "E2B_API_URL", "E2B_SANDBOX_URL", "E2B_TEMPLATE",
 		"AWS_LAMBDA_FUNCTION_NAME", "EVENT_BUS_NAME", "DAILY_SPEND_ALARM_USD", "EVENTS_FILE", "DAILY_SPEND_CAP_USD",
 		"STAGE", "SANDBOX_LIFETIME", "REAPER_INTERVAL"} {
 		if v := getenv(k); v != "" {

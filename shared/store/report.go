@@ -47,33 +47,40 @@ type UserDay struct {
 	Digest ledger.Digest
 }
 
-// ReportDay hands each user-day of day on the report index to each, one
-// shard after another (tablekeys.ReportShards Queries and their pages).
-// The index is eventually consistent: a report of a day still being
-// written may lag its ledgers by the index's propagation.
-func (d *Dynamo) ReportDay(ctx context.Context, day string, each func(UserDay) error) error {
-	for shard := range tablekeys.ReportShards {
-		in := &dynamodb.QueryInput{
-			TableName:                 aws.String(d.tables.State),
-			IndexName:                 aws.String(tablekeys.ReportIndex),
-			KeyConditionExpression:    aws.String("#pk = :pk"),
-			ExpressionAttributeNames:  map[string]string{"#pk": tablekeys.ReportPK},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(tablekeys.ReportPartition(day, shard))},
-		}
-		err := d.queryPages(ctx, in, 0, 0, func(item map[string]types.AttributeValue) error {
-			var it reportAttrs
-			if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-				return fmt.Errorf("decode the digest of %s on %s: %w", it.ReportSK, day, err)
-			}
-			u := UserDay{UserID: it.ReportSK, Day: day}
-			if it.Digest != nil {
-				u.Digest = *it.Digest
-			}
-			return each(u)
-		})
+// ReportShard hands each user-day of one shard of day on the report
+// index to each (tablekeys.ReportShards shards a day; a reader may query
+// them concurrently). The index is eventually consistent: a report of a
+// day still being written may lag its ledgers by the index's propagation.
+func (d *Dynamo) ReportShard(ctx context.Context, day string, shard int, each func(UserDay) error) error {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(d.tables.State),
+		IndexName:                 aws.String(tablekeys.ReportIndex),
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		ExpressionAttributeNames:  map[string]string{"#pk": tablekeys.ReportPK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(tablekeys.ReportPartition(day, shard))},
+	}
+	err := d.queryPages(ctx, in, 0, 0, func(item map[string]types.AttributeValue) error {
+		u, err := DecodeUserDay(day, item)
 		if err != nil {
-			return fmt.Errorf("read the report index of %s, shard %d: %w", day, shard, err)
+			return err
 		}
+		return each(u)
+	})
+	if err != nil {
+		return fmt.Errorf("read the report index of %s, shard %d: %w", day, shard, err)
 	}
 	return nil
+}
+
+// DecodeUserDay reads a report index item of day.
+func DecodeUserDay(day string, item map[string]types.AttributeValue) (UserDay, error) {
+	var it reportAttrs
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return UserDay{}, fmt.Errorf("decode the digest of %s on %s: %w", it.ReportSK, day, err)
+	}
+	u := UserDay{UserID: it.ReportSK, Day: day}
+	if it.Digest != nil {
+		u.Digest = *it.Digest
+	}
+	return u, nil
 }

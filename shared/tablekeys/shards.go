@@ -51,3 +51,50 @@ func LivePartition(shard int) string { return partition(LiveValue, shard) }
 
 // partition is base#NN: two digits, so every value has the same length.
 func partition(base string, shard int) string { return fmt.Sprintf("%s#%02d", base, shard) }
+
+// The deployment-wide cap on concurrent sandboxes is kept as slots: a
+// sandbox holds one from before its creation until its kill, or until
+// the slot expires a little after the sandbox's lifetime, so a turn that
+// died holding one frees it by itself. The slots are spread over
+// SlotShards partition values (a shard's slots are one Query), each
+// holding at most SlotsPerShard of them, so no value takes more than a
+// shard's share of the creations and kills.
+const (
+	// SlotsPerShard bounds a shard's slots.
+	SlotsPerShard = 64
+	slotPrefix    = "SANDBOXCAP"
+	slotSK        = "SLOT#"
+)
+
+// SlotShards is how many shards a cap of limit sandboxes is spread over:
+// one per SlotsPerShard slots, at least one, at most DefaultIndexShards.
+func SlotShards(limit int) int {
+	return min(max(1, (limit+SlotsPerShard-1)/SlotsPerShard), DefaultIndexShards)
+}
+
+// ShardSlots is how many of a cap of limit slots shard holds: the cap
+// split evenly over SlotShards(limit), the first shards one more each
+// when it does not divide, so the shards hold limit slots together.
+func ShardSlots(limit, shard int) int {
+	n := SlotShards(limit)
+	if limit <= 0 || shard < 0 || shard >= n {
+		return 0
+	}
+	k := limit / n
+	if shard < limit%n {
+		k++
+	}
+	return k
+}
+
+// SandboxSlot is the key of slot j of a shard of the sandbox cap.
+func SandboxSlot(shard, slot int) Key {
+	return Key{SandboxSlotPartition(shard), fmt.Sprintf("%s%04d", slotSK, slot)}
+}
+
+// SlotPartitionPrefix begins every slot's partition key value (for the
+// turn role's IAM condition on leading keys).
+const SlotPartitionPrefix = slotPrefix + "#"
+
+// SandboxSlotPartition is the partition key value of a shard's slots.
+func SandboxSlotPartition(shard int) string { return partition(slotPrefix, shard) }

@@ -74,3 +74,34 @@ func TestPartitions(t *testing.T) {
 		t.Error("partitions collide")
 	}
 }
+
+// The cap's slots: at most SlotsPerShard a shard where the shards allow,
+// every slot of the cap in exactly one shard, none more.
+func TestSlotShards(t *testing.T) {
+	cases := []struct{ limit, shards int }{
+		{1, 1}, {SlotsPerShard, 1}, {SlotsPerShard + 1, 2}, {100, 2}, {1000, 16},
+		{DefaultIndexShards * SlotsPerShard, DefaultIndexShards}, {100_000, DefaultIndexShards}, {0, 1},
+	}
+	for _, c := range cases {
+		if got := SlotShards(c.limit); got != c.shards {
+			t.Errorf("SlotShards(%d) = %d, want %d", c.limit, got, c.shards)
+		}
+		total := 0
+		for shard := range c.shards {
+			k := ShardSlots(c.limit, shard)
+			if c.limit >= c.shards && k == 0 {
+				t.Errorf("limit %d: shard %d holds no slot", c.limit, shard)
+			}
+			if c.limit <= DefaultIndexShards*SlotsPerShard && k > SlotsPerShard {
+				t.Errorf("limit %d: shard %d holds %d slots", c.limit, shard, k)
+			}
+			total += k
+		}
+		if total != max(c.limit, 0) || ShardSlots(c.limit, c.shards) != 0 || ShardSlots(c.limit, -1) != 0 {
+			t.Errorf("limit %d: the shards hold %d slots", c.limit, total)
+		}
+	}
+	if k := SandboxSlot(3, 17); k.PK != "SANDBOXCAP#03" || k.SK != "SLOT#0017" {
+		t.Errorf("SandboxSlot(3, 17) = %v", k)
+	}
+}

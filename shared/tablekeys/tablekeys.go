@@ -9,6 +9,7 @@
 //	cost ledger      USER#<userId>              LEDGER#<yyyy-mm-dd>
 //	idempotency key  IDEM#<callerId>#<installId>#<sha256(key)>  IDEM
 //	sandbox          SANDBOX#<sandboxId>        SANDBOX
+//	sandbox cap slot SANDBOXCAP#<shard>         SLOT#<nnnn>   (shards.go)
 //
 // Live sandboxes are also indexed on the sparse GSI "live" (gsi1pk =
 // "SANDBOX#live#<shard>", gsi1sk = expiresAt, see LiveSort and shards.go) so the reaper can query the

@@ -156,7 +156,10 @@ func (s *Service) Migrate(ctx context.Context, c Caller, installID string, req M
 		return nil, wrapUnavailable("read install", err)
 	}
 	m := StartMigration(*in, s.cfg.DefaultEngine, to, state, s.now())
-	if m.From == m.To && state == MigrationInProgress {
+	if m.From == m.To {
+		// Whatever the state: a move to the engine the install already
+		// runs is no move ("done" would record one that never happened,
+		// "rolled-back" one that cannot be undone).
 		return nil, Invalid("to", "the install already runs on %s", to)
 	}
 	updated, err := s.store.SetMigration(ctx, installID, m)

@@ -135,6 +135,34 @@ func TestMigrate(t *testing.T) {
 	}
 }
 
+// Issue 23: "done" and "rolled-back" to the engine an install already
+// runs are refused as "in-progress" is, and leave the install as it was;
+// the same move's later states are still accepted.
+func TestMigrationToTheEngineInEffectIsRefused(t *testing.T) {
+	r := newRig(t, rigOpts{fallback: true})
+	r.install(t, "inst-do", "user-1", turns.InstallRequest{Engine: ptr("durable-object")})
+	r.install(t, "inst-native", "user-1", turns.InstallRequest{})
+	ctx := context.Background()
+	for _, c := range []struct{ id, to string }{{"inst-do", "durable-object"}, {"inst-native", "native"}} {
+		for _, state := range []string{"in-progress", "done", "rolled-back"} {
+			if _, err := r.svc.Migrate(ctx, admin, c.id, turns.MigrationRequest{To: c.to, State: state}); !errors.Is(err, turns.ErrInvalid) {
+				t.Errorf("%s: %s to %s: err = %v, want it refused", c.id, state, c.to, err)
+			}
+		}
+		in, err := r.st.GetInstall(ctx, c.id)
+		if err != nil || in.Migration != nil {
+			t.Errorf("%s after the refusals: migration %+v, %v", c.id, in.Migration, err)
+		}
+	}
+	// A move done, then the same state again and its rollback: still the
+	// same move, accepted.
+	for _, state := range []string{"done", "done", "rolled-back"} {
+		if _, err := r.svc.Migrate(ctx, admin, "inst-do", turns.MigrationRequest{To: "native", State: state}); err != nil {
+			t.Errorf("%s of the move to native: %v", state, err)
+		}
+	}
+}
+
 func TestSetPlan(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	ctx := context.Background()

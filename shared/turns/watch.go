@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/tablekeys"
 )
 
 // Defaults of WatchOptions.
@@ -32,15 +33,42 @@ type WatchOptions struct {
 	Beat func() error
 }
 
-// WatchRun sends a run's events after opts.After, in order, each once,
+// RunReader reads a run; the store implements it.
+type RunReader interface {
+	GetRun(ctx context.Context, runID string) (*runs.Run, error)
+}
+
+// WatcherConfig configures a Watcher.
+type WatcherConfig struct {
+	// Runs is required.
+	Runs RunReader
+}
+
+// Watcher reads runs' event streams (GET /v1/runs/{runId}/events). It
+// needs only the runs, so the function that serves the stream reads the
+// runs table and nothing else.
+type Watcher struct {
+	runs RunReader
+}
+
+// NewWatcher checks cfg.
+func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
+	if cfg.Runs == nil {
+		return nil, fmt.Errorf("turns: a watcher needs the runs")
+	}
+	return &Watcher{runs: cfg.Runs}, nil
+}
+
+// Watch sends a run's events after opts.After, in order, each once,
 // until run.finished was sent (nil) or ctx ends (its cause: the stream
 // is closed, the client resumes with the last id it got). run.finished
 // is derived from the final run, with the id after its last stored
-// event, so it always says what GetRun says. The run is checked before
-// anything is sent: a foreign or missing run is ErrNotFound.
-func (s *Service) WatchRun(ctx context.Context, c Caller, runID string, opts WatchOptions) error {
+// event, so it always says what GET /v1/runs/{runId} says. The caller is
+// checked before anything is sent, as GetRun checks it: a foreign or
+// missing run is ErrNotFound.
+func (w *Watcher) Watch(ctx context.Context, c Caller, runID string, opts WatchOptions) error {
 	if opts.Send == nil {
-		return fmt.Errorf("turns: WatchRun needs Send")
+		return fmt.Errorf("turns: Watch needs Send")
 	}
 	poll := opts.Poll
 	if poll <= 0 {
@@ -50,13 +78,13 @@ func (s *Service) WatchRun(ctx context.Context, c Caller, runID string, opts Wat
 	if beat <= 0 {
 		beat = DefaultWatchHeartbeat
 	}
-	r, err := s.GetRun(ctx, c, runID)
+	r, err := w.read(ctx, c, runID)
 	if err != nil {
 		return err
 	}
 	last := opts.After
-	// The heartbeat keeps a connection open: real time, not the
-	// service's clock (which tests set).
+	// The heartbeat keeps a connection open: real time, not a clock a
+	// test sets.
 	quiet := time.Now()
 	for {
 		next, done, err := sendNew(r, last, opts.Send)
@@ -80,10 +108,32 @@ func (s *Service) WatchRun(ctx context.Context, c Caller, runID string, opts Wat
 			return context.Cause(ctx)
 		case <-t.C:
 		}
-		if r, err = s.store.GetRun(ctx, runID); err != nil {
+		if r, err = w.runs.GetRun(ctx, runID); err != nil {
 			return wrapUnavailable("read run", err)
 		}
 	}
+}
+
+// read is the run if the caller may see it.
+func (w *Watcher) read(ctx context.Context, c Caller, runID string) (*runs.Run, error) {
+	if c.ID == "" {
+		return nil, ErrUnauthenticated
+	}
+	if !tablekeys.ValidID(c.ID) {
+		return nil, ErrMalformedIdentity
+	}
+	if !tablekeys.ValidID(runID) {
+		return nil, Invalid("runId", tablekeys.IDRule)
+	}
+	r, err := w.runs.GetRun(ctx, runID)
+	if err != nil {
+		return nil, wrapUnavailable("read run", err)
+	}
+	if !c.canActFor(r.UserID) {
+		// Someone else's run is reported as missing, so run ids cannot be probed.
+		return nil, fmt.Errorf("run %q: %w", runID, ErrNotFound)
+	}
+	return r, nil
 }
 
 // sendNew sends r's events after last, and run.finished when r is final.

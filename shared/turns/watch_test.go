@@ -55,11 +55,20 @@ func scriptedEngine(fail bool, hold chan struct{}) *engine {
 	}}
 }
 
+func (r *rig) watcher(t *testing.T) *turns.Watcher {
+	t.Helper()
+	w, err := turns.NewWatcher(turns.WatcherConfig{Runs: r.st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // watch reads a run's events after `after` to the end.
 func watch(t *testing.T, r *rig, c turns.Caller, id string, after int64) ([]runs.StoredEvent, error) {
 	t.Helper()
 	var got []runs.StoredEvent
-	err := r.svc.WatchRun(context.Background(), c, id, turns.WatchOptions{After: after, Poll: 5 * time.Millisecond,
+	err := r.watcher(t).Watch(context.Background(), c, id, turns.WatchOptions{After: after, Poll: 5 * time.Millisecond,
 		Send: func(e runs.StoredEvent) error { got = append(got, e); return nil }})
 	return got, err
 }
@@ -191,7 +200,7 @@ func TestWatchRunTwoReadersWhileTheRunFinishes(t *testing.T) {
 	errs := make(chan error, 2)
 	for i := range 2 {
 		go func() {
-			errs <- r.svc.WatchRun(context.Background(), user, id, turns.WatchOptions{Poll: 10 * time.Millisecond,
+			errs <- r.watcher(t).Watch(context.Background(), user, id, turns.WatchOptions{Poll: 10 * time.Millisecond,
 				Send: func(e runs.StoredEvent) error { mu.Lock(); seen[i] = append(seen[i], e); mu.Unlock(); return nil }})
 		}()
 	}
@@ -246,7 +255,7 @@ func TestWatchRunEndsWithItsContext(t *testing.T) {
 	defer cancel()
 	var got []runs.StoredEvent
 	beats := 0
-	err = r.svc.WatchRun(ctx, user, sub.Run.RunID, turns.WatchOptions{Poll: 10 * time.Millisecond, Heartbeat: time.Nanosecond,
+	err = r.watcher(t).Watch(ctx, user, sub.Run.RunID, turns.WatchOptions{Poll: 10 * time.Millisecond, Heartbeat: time.Nanosecond,
 		Send: func(e runs.StoredEvent) error { got = append(got, e); return nil },
 		Beat: func() error { beats++; return nil }})
 	if !errors.Is(err, context.DeadlineExceeded) || len(got) == 0 || got[len(got)-1].Type == runs.EventRunFinished {

@@ -40,6 +40,8 @@ type options struct {
 	bootstrap, rie, usageEvent      string
 	markdown                        string
 	profileDir                      string
+	oursOnly                        bool
+	jsonOut                         string
 }
 
 func main() {
@@ -60,6 +62,8 @@ func main() {
 	flag.StringVar(&o.markdown, "markdown", "", "also write the table, as Markdown, to this file")
 	flag.IntVar(&o.floorDDB, "floor-ddb", -1, "DynamoDB calls per request of the floor (default: as many as our turn made)")
 	flag.StringVar(&o.profileDir, "profile-dir", "", "write CPU and allocation profiles of each turn process here (go tool pprof)")
+	flag.BoolVar(&o.oursOnly, "ours-only", false, "only our turn process and the cold starts; print their medians as JSON (bench/memsize.sh)")
+	flag.StringVar(&o.jsonOut, "json", "", "with -ours-only, also write the JSON line to this file")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "benchdriver:", err)
@@ -68,6 +72,9 @@ func main() {
 }
 
 func run(ctx context.Context, o options) error {
+	if o.oursOnly {
+		return withModel(func(model *script.Server, llmURL string) error { return oursOnly(ctx, o, model, llmURL) })
+	}
 	if o.peerDir == "" {
 		return errors.New("-peer-dir is required (make bench installs the peer)")
 	}
@@ -138,6 +145,19 @@ func run(ctx context.Context, o options) error {
 		fmt.Printf("\n(Markdown written to %s)\n", o.markdown)
 	}
 	return nil
+}
+
+// withModel serves the scripted model on loopback around f.
+func withModel(f func(model *script.Server, llmURL string) error) error {
+	model := &script.Server{}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: model, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	return f(model, "http://"+ln.Addr().String()+"/v1")
 }
 
 // pairRatios is the peer's CPU per turn over ours for each run: the two

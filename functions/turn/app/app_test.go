@@ -15,6 +15,7 @@ import (
 	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/broker/brokertest"
 	"github.com/commonly/runtime/shared/llm/llmtest"
@@ -51,6 +52,15 @@ func newStack(t *testing.T, steps ...llmtest.Step) *stack {
 func newStackWith(t *testing.T, extra map[string]string, steps ...llmtest.Step) *stack {
 	t.Helper()
 	return newStackDeps(t, extra, nil, steps...)
+}
+
+// newStackRecorded is newStackWith with the function's DynamoDB calls
+// also recorded in rec.
+func newStackRecorded(t *testing.T, extra map[string]string, rec *awscalls.Recorder, steps ...llmtest.Step) *stack {
+	t.Helper()
+	return newStackDeps(t, extra, func(d *app.Deps, db *dynamodblocal.Server) {
+		d.Dynamo = db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption, rec.APIOption) })
+	}, steps...)
 }
 
 // newStackDeps is newStackWith with the deps changed by deps before Build

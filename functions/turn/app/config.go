@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -99,6 +100,11 @@ type Config struct {
 	// Sandbox is SANDBOX: SandboxE2B (the default; E2B_API_KEY required)
 	// or SandboxLocal, only when named.
 	Sandbox string
+	// MaxSandboxes is SANDBOX_MAX_CONCURRENT: the most code sandboxes the
+	// whole deployment runs at once (below the E2B plan's concurrency);
+	// past it the code tool answers the model with a tool error. Zero (the
+	// default, unset) is no cap; the stack sets one (docs/scale.md).
+	MaxSandboxes int
 	// PodTools (the Commonly backend's tools, and final answers posted to
 	// the pod) need COMMONLY_API_URL and BROKER_URL.
 	PodTools bool
@@ -213,6 +219,12 @@ func (c *Config) parseBudgets(get lookup) []error {
 	}
 	if c.TurnMaxUSD, err = agent.ParseMaxCost(get("TURN_MAX_USD", "")); err != nil {
 		errs = append(errs, err)
+	}
+	if v := get("SANDBOX_MAX_CONCURRENT", "0"); v != "" {
+		if c.MaxSandboxes, err = strconv.Atoi(v); err != nil || c.MaxSandboxes < 0 {
+			c.MaxSandboxes = 0
+			errs = append(errs, fmt.Errorf("SANDBOX_MAX_CONCURRENT: %q is not a whole number of sandboxes (0 for no cap)", v))
+		}
 	}
 	if capUSD := get("DAILY_SPEND_CAP_USD", ""); capUSD != "" {
 		if c.SpendCap, err = money.FromUSD(capUSD); err != nil || c.SpendCap <= 0 {

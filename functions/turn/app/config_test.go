@@ -36,6 +36,12 @@ func TestLoadConfig(t *testing.T) {
 	if capped, err := LoadConfig(with("DAILY_SPEND_CAP_USD", "2.50")); err != nil || capped.SpendCap != 2_500_000 {
 		t.Errorf("DAILY_SPEND_CAP_USD=2.50: %d, %v", capped.SpendCap, err)
 	}
+	if cfg.MaxSandboxes != 0 {
+		t.Errorf("a sandbox cap by default: %d", cfg.MaxSandboxes)
+	}
+	if capped, err := LoadConfig(with("SANDBOX_MAX_CONCURRENT", "90")); err != nil || capped.MaxSandboxes != 90 {
+		t.Errorf("SANDBOX_MAX_CONCURRENT=90: %d, %v", capped.MaxSandboxes, err)
+	}
 	bad := []struct {
 		env  []string
 		want string
@@ -55,6 +61,8 @@ func TestLoadConfig(t *testing.T) {
 		{[]string{"DO_RUNTIME_URL", "ftp://do"}, "DO_RUNTIME_URL"},
 		{[]string{"DO_RUNTIME_URL", "https://do.example"}, "DO_RUNTIME_TOKEN"},
 		{[]string{"SEARCH_PROVIDER", "bing"}, "SEARCH_PROVIDER"},
+		{[]string{"SANDBOX_MAX_CONCURRENT", "-1"}, "SANDBOX_MAX_CONCURRENT"},
+		{[]string{"SANDBOX_MAX_CONCURRENT", "lots"}, "SANDBOX_MAX_CONCURRENT"},
 	}
 	for _, c := range bad {
 		_, err := LoadConfig(with(c.env...))

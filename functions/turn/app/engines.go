@@ -103,7 +103,8 @@ func newNativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table
 	if err := prices.Sandbox(provider.Name()); err != nil {
 		return nil, fmt.Errorf("sandbox %q: %w", provider.Name(), err)
 	}
-	if nativeCfg.Code, err = runcode.NewFactory(runcode.Config{Provider: provider, Ledger: st, Now: d.Now}); err != nil {
+	if nativeCfg.Code, err = runcode.NewFactory(runcode.Config{Provider: provider, Ledger: st, Now: d.Now,
+		MaxSandboxes: cfg.MaxSandboxes, Slots: st}); err != nil {
 		return nil, err
 	}
 	if nativeCfg.Loop, err = agent.New(agent.Config{

@@ -1,50 +1,17 @@
 package handler_test
 
 import (
-	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/commonly/runtime/shared/engine/durableobject/dotest"
 	"github.com/commonly/runtime/shared/runs"
 )
 
-// fakeDO is the Durable Object runtime's turn endpoint.
-type fakeDO struct {
-	mu       sync.Mutex
-	requests []map[string]string
-	paths    []string
-	auth     []string
-	status   int
-	// hang: the runtime never answers; the request ends when the
-	// client gives up (its timeout) and drops the connection.
-	hang bool
-}
-
-func (f *fakeDO) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body map[string]string
-	_ = json.NewDecoder(r.Body).Decode(&body)
-	f.mu.Lock()
-	f.requests, f.paths, f.auth = append(f.requests, body), append(f.paths, r.URL.Path), append(f.auth, r.Header.Get("Authorization"))
-	status, hang := f.status, f.hang
-	f.mu.Unlock()
-	if hang {
-		<-r.Context().Done()
-		return
-	}
-	if status != 0 {
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(`{"error":"do internal: secret stack trace"}`))
-		return
-	}
-	_, _ = w.Write([]byte(`{"finalMessage":"answer from the durable object","usage":{"model":"deepseek-v4-flash","promptTokens":1200,"cachedPromptTokens":1024,"completionTokens":80}}`))
-}
-
 func TestRoutingPerInstall(t *testing.T) {
-	do := &fakeDO{}
+	do := dotest.New("do-secret-token")
 	srv := httptest.NewServer(do)
 	defer srv.Close()
 	e := newEnv(t, envOpts{doURL: srv.URL})
@@ -52,22 +19,23 @@ func TestRoutingPerInstall(t *testing.T) {
 	e.install(t, "inst-do", "user-1", map[string]any{"engine": "durable-object", "instanceId": "inst do/1"})
 
 	r := e.turn(t, "inst-native", "user-1", "to native", "")
-	if decode[map[string]string](t, r.Body)["engine"] != "native" || e.native.calls != 1 || len(do.requests) != 0 {
-		t.Fatalf("native install routed wrong: %s, native %d, do %d", r.Body, e.native.calls, len(do.requests))
+	if decode[map[string]string](t, r.Body)["engine"] != "native" || e.native.calls != 1 || len(do.Turns()) != 0 {
+		t.Fatalf("native install routed wrong: %s, native %d, do %d", r.Body, e.native.calls, len(do.Turns()))
 	}
 
 	r = e.turn(t, "inst-do", "user-1", "to the durable object", "")
 	acc := decode[map[string]string](t, r.Body)
-	if acc["engine"] != "durable-object" || len(do.requests) != 1 || e.native.calls != 1 {
+	got := do.Turns()
+	if acc["engine"] != "durable-object" || len(got) != 1 || e.native.calls != 1 {
 		t.Fatalf("do install routed wrong: %s", r.Body)
 	}
-	if do.paths[0] != "/agents/helper/inst do/1/turns" || do.auth[0] != "Bearer do-secret-token" {
-		t.Errorf("DO request path %q auth %q", do.paths[0], do.auth[0])
+	if got[0].AgentName != "helper" || got[0].InstanceID != "inst do/1" || got[0].Authorization != "Bearer do-secret-token" {
+		t.Errorf("DO request %+v", got[0])
 	}
 	want := map[string]string{"runId": acc["runId"], "userId": "user-1", "podId": "pod-1", "message": "to the durable object", "trigger": "user"}
 	for k, v := range want {
-		if do.requests[0][k] != v {
-			t.Errorf("DO body %s = %q, want %q", k, do.requests[0][k], v)
+		if got[0].Fields[k] != v {
+			t.Errorf("DO body %s = %q, want %q", k, got[0].Fields[k], v)
 		}
 	}
 	run := decode[runs.Run](t, e.do(t, withParam(event(t, "get-run.json"), "runId", acc["runId"])).Body)
@@ -106,19 +74,21 @@ func TestRoutingPerInstall(t *testing.T) {
 func TestFallbackFailures(t *testing.T) {
 	cases := []struct {
 		name   string
-		do     *fakeDO
+		do     dotest.Reply
 		closed bool
 		kind   runs.ErrorKind
 		msg    string
 		turns  float64 // a refusal is refunded; a timeout's outcome is unknown
 	}{
-		{"500", &fakeDO{status: 500}, false, runs.ErrFallback, "status 500", 0},
-		{"timeout", &fakeDO{hang: true}, false, runs.ErrTimeout, "did not answer within", 1},
-		{"unreachable", &fakeDO{}, true, runs.ErrFallback, "could not be reached", 0},
+		{"500", dotest.Reply{Status: 500}, false, runs.ErrFallback, "status 500", 0},
+		{"timeout", dotest.Reply{Hang: true}, false, runs.ErrTimeout, "did not answer within", 1},
+		{"unreachable", dotest.Default(dotest.Turn{}), true, runs.ErrFallback, "could not be reached", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			srv := httptest.NewServer(c.do)
+			do := dotest.New("do-secret-token")
+			do.Answer(c.do)
+			srv := httptest.NewServer(do)
 			defer srv.Close()
 			if c.closed {
 				srv.Close()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	eventshandler "github.com/commonly/runtime/functions/events/handler"
 	"github.com/commonly/runtime/functions/turn/handler"
 )
 
@@ -36,10 +37,19 @@ type Gateway struct {
 	Now func() time.Time
 	// Log receives rejected tokens; nil discards.
 	Log *slog.Logger
-	seq atomic.Int64
+	// Events, when set, serves GET /v1/runs/{runId}/events: in AWS the
+	// events function's URL (RESPONSE_STREAM), which checks the token
+	// itself, beside the HTTP API that cannot stream; here on the same
+	// address, passed through unbuffered.
+	Events http.Handler
+	seq    atomic.Int64
 }
 
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, ok := eventshandler.RunID(r.URL.Path); ok && g.Events != nil {
+		g.Events.ServeHTTP(w, r)
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxLocalBody+1))
 	if err != nil || len(body) > maxLocalBody {
 		http.Error(w, `{"message":"Request Entity Too Large"}`, http.StatusRequestEntityTooLarge)

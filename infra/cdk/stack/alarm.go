@@ -82,7 +82,12 @@ func newAlarm(scope constructs.Construct, s *Settings, d *Data, ev *Events) (*Al
 		Reason:    jsii.String("dynamodb:ListStreams has no resource-level permissions (it can only be granted on *); the event source mapping needs it. Every other stream action is granted on the runs table's stream ARN only."),
 		AppliesTo: &[]any{"Resource::*"},
 	}}, nil)
-	grantTable(fn.Role, d.State, []string{"GetItem", "PutItem", "UpdateItem", "ConditionCheckItem"})
+	// The state table: a batch's user-days and ledgers read in one
+	// BatchGetItem (shared/store's ReadDays); the ledger put and the day
+	// updated (its transaction, the alarm's mark), on users' partitions
+	// only.
+	grantTable(fn.Role, d.State, []string{"BatchGetItem"})
+	grantKeys(fn.Role, d.State, []string{"PutItem", "UpdateItem"}, userKeys)
 	ev.Bus.GrantPutEventsTo(fn.Function, nil)
 	return a, nil
 }

@@ -57,6 +57,7 @@ func newFunction(scope constructs.Construct, s *Settings, spec functionSpec) (*f
 	if spec.secrets != nil {
 		spec.secrets(role)
 	}
+	addTracing(scope, role, spec.env, s.Tracing)
 	if spec.override != nil {
 		if err := spec.override(); err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	alarmapp "github.com/commonly/runtime/functions/alarm/app"
@@ -12,6 +13,7 @@ import (
 	turnapp "github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/shared/gomaxprocs"
 	"github.com/commonly/runtime/shared/secrets"
+	"github.com/commonly/runtime/shared/tracing"
 )
 
 // lambdaReserved are variables Lambda sets itself and a template cannot
@@ -31,9 +33,9 @@ type fnCase struct {
 }
 
 var fnCases = []fnCase{
-	{TurnFunctionID, "turn", func(x *synthesized) *function { return x.Turn.function }, 512, 180, turnapp.Variables, []string{gomaxprocs.Env}, 200},
-	{AlarmFunctionID, "alarm", func(x *synthesized) *function { return x.Alarm.function }, 256, 60, alarmapp.Variables, nil, 5},
-	{ReaperFunctionID, "reaper", func(x *synthesized) *function { return x.Reaper.function }, 256, 55, reaperapp.Variables, nil, 1},
+	{TurnFunctionID, "turn", func(x *synthesized) *function { return x.Turn.function }, 256, 180, turnapp.Variables, append([]string{gomaxprocs.Env}, tracing.Variables...), 200},
+	{AlarmFunctionID, "alarm", func(x *synthesized) *function { return x.Alarm.function }, 256, 60, alarmapp.Variables, tracing.Variables, 5},
+	{ReaperFunctionID, "reaper", func(x *synthesized) *function { return x.Reaper.function }, 256, 55, reaperapp.Variables, tracing.Variables, 1},
 }
 
 func TestFunctions(t *testing.T) {
@@ -107,10 +109,16 @@ func TestEnvironmentDeclaresWhatEachFunctionReads(t *testing.T) {
 		explicit := map[string]map[string]any{
 			TurnFunctionID: {
 				"STAGE": s.Stage, "STATE_TABLE": state, "RUNS_TABLE": runs, "TURN_DISPATCH": "lambda",
-				"LLM_MODE": "live", "SANDBOX": "e2b", "GOMAXPROCS": "1",
+				"LLM_MODE": "live", "SANDBOX": "e2b", "GOMAXPROCS": "1", "SANDBOX_MAX_CONCURRENT": "90",
 			},
 			AlarmFunctionID:  {"STATE_TABLE": state, "EVENT_BUS_NAME": ref(x.id(x.Events.Bus))},
 			ReaperFunctionID: {"STAGE": s.Stage, "STATE_TABLE": state, "RUNS_TABLE": runs, "SANDBOX": "e2b"},
+		}
+		// Every function sends its spans to X-Ray, keeping the stage's
+		// share of what did not fail.
+		for _, id := range FunctionIDs {
+			explicit[id][tracing.EnvXRay] = "true"
+			explicit[id][tracing.EnvSampleRatio] = strconv.FormatFloat(s.Tracing.ratio(), 'f', -1, 64)
 		}
 		for _, c := range fnCases {
 			vars := x.props(t, x.id(c.fn(x).Function))["Environment"].(map[string]any)["Variables"].(map[string]any)

@@ -57,11 +57,17 @@ func devSettings() Settings {
 func prodSettings() Settings {
 	s := devSettings()
 	s.Stage, s.Production, s.LogRetentionDays = "prod", true, 90
+	share := 0.1
+	s.Tracing.SampleRatio = &share
 	s.ReservedConcurrency = map[string]int{TurnFunctionID: 200, AlarmFunctionID: 5, ReaperFunctionID: 1}
 	s.Secrets = map[string]string{
 		"LLM_API_KEY": "", "E2B_API_KEY": "",
-		"BROKER_TOKEN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:broker-AbCdEf",
+		"BROKER_TOKEN":     "arn:aws:secretsmanager:us-east-1:123456789012:secret:broker-AbCdEf",
+		"DO_RUNTIME_TOKEN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:do-runtime-AbCdEf",
 	}
+	// What a production stage requires (firstdeploy.go).
+	s.AlarmEmail = "ops@example.com"
+	s.Environment = map[string]map[string]string{TurnFunctionID: {"LLM_BASE_URL": "https://litellm.commonly.dev", "DO_RUNTIME_URL": "https://do.example.com"}}
 	return s
 }
 

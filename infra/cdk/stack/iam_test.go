@@ -84,7 +84,8 @@ func join(parts ...any) map[string]any { return map[string]any{"Fn::Join": []any
 
 // TestLeastPrivilege lists every grant of each function's role: its own
 // log group, its own tables' actions, its secrets, its queue, its bus,
-// invoking itself; no managed policy and no wildcard but ListStreams.
+// invoking itself, sending spans to X-Ray; no managed policy and no
+// wildcard but ListStreams and X-Ray's PutTraceSegments.
 func TestLeastPrivilege(t *testing.T) {
 	x := synth(t, devSettings())
 	st := func(actions string, resources ...any) statement {
@@ -102,22 +103,35 @@ func TestLeastPrivilege(t *testing.T) {
 		return st("secretsmanager:GetSecretValue", refs...)
 	}
 	sqs := "sqs:GetQueueAttributes,sqs:GetQueueUrl,sqs:SendMessage"
+	// Spans to X-Ray's OTLP endpoint (tracing.go): the one action it
+	// authorizes, which takes no resource but *.
+	xray := st("xray:PutTraceSegments", "*")
 	want := map[string][]statement{
 		TurnFunctionID: {
 			logs(x.Turn.function),
 			secret("E2B_API_KEY", "LLM_API_KEY"),
 			st(sqs, getAtt(x.id(x.Turn.DispatchFailures), "Arn")),
-			st("dynamodb:BatchGetItem,dynamodb:ConditionCheckItem,dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", state),
-			st("dynamodb:ConditionCheckItem,dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
+			// Reads of the state table; each write on the partitions it makes.
+			st("dynamodb:BatchGetItem,dynamodb:GetItem", state),
+			withCondition(st("dynamodb:PutItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","USER#*","IDEM#*","SANDBOX#*","SANDBOXCAP#*"]}}`),
+			withCondition(st("dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","USER#*","SANDBOX#*"]}}`),
+			withCondition(st("dynamodb:ConditionCheckItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["USER#*"]}}`),
+			// The sandbox cap's slots only.
+			withCondition(st("dynamodb:DeleteItem,dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*"]}}`),
+			st("dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
 			st("lambda:InvokeFunction", getAtt(x.id(x.Turn.Function), "Arn")),
+			xray,
 		},
 		AlarmFunctionID: {
 			logs(x.Alarm.function),
 			st(sqs, getAtt(x.id(x.Alarm.StreamFailures), "Arn")),
 			st("dynamodb:ListStreams", "*"),
 			st("dynamodb:DescribeStream,dynamodb:GetRecords,dynamodb:GetShardIterator", getAtt(x.id(x.Data.Runs), "StreamArn")),
-			st("dynamodb:ConditionCheckItem,dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", state),
+			// ReadDays' BatchGetItem; the ledger's writes on users' partitions only.
+			st("dynamodb:BatchGetItem", state),
+			withCondition(st("dynamodb:PutItem,dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["USER#*"]}}`),
 			st("events:PutEvents", getAtt(x.id(x.Events.Bus), "Arn")),
+			xray,
 		},
 		// Queries of its three indexes only; item writes on sandbox
 		// records and users' days (the refund) only; a run read and
@@ -129,6 +143,7 @@ func TestLeastPrivilege(t *testing.T) {
 			st("dynamodb:Query", join(runs, "/index/open"), join(state, "/index/live"), join(state, "/index/runSandboxes")),
 			withCondition(st("dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOX#*","USER#*"]}}`),
 			st("dynamodb:GetItem,dynamodb:PutItem", runs),
+			xray,
 		},
 	}
 	for _, c := range fnCases {

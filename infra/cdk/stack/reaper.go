@@ -78,21 +78,10 @@ func newReaper(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*R
 	// records (marked killed) and of a user's day (a refund's ADD, in
 	// FinishRun's transaction), nothing else of its items.
 	grantIndexes(fn.Role, d.State, []string{"Query"}, tablekeys.LiveIndex, tablekeys.RunSandboxesIndex)
-	fn.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("dynamodb:UpdateItem"),
-		Resources: jsii.Strings(*d.State.TableArn()),
-		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
-			"dynamodb:LeadingKeys": reaperStateKeys,
-		}},
-	}))
+	grantKeys(fn.Role, d.State, []string{"UpdateItem"}, sandboxKeys, userKeys)
 	// The runs table: the open index, and closing a run (read it, write
 	// it whole with FinishRun's conditional Put).
 	grantIndexes(fn.Role, d.Runs, []string{"Query"}, tablekeys.OpenIndex)
 	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem"})
 	return r, nil
 }
-
-// reaperStateKeys are the partition keys of the state table's items the
-// reaper updates: sandbox records and users' days (their prefixes, from
-// tablekeys.Sandbox and tablekeys.UsageOnDay).
-var reaperStateKeys = []string{tablekeys.Sandbox("").PK + "*", tablekeys.UsageOnDay("", "").PK + "*"}

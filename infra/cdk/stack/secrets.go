@@ -59,6 +59,16 @@ func newSecrets(scope constructs.Construct, s *Settings) (*Secrets, error) {
 	return out, nil
 }
 
+// names are the stage's secret variables, sorted.
+func (x *Secrets) names() []string {
+	names := make([]string, 0, len(x.byName))
+	for name := range x.byName {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // arn is the ARN variable's value: the secret's ARN, or "" when the stage
 // has no such secret (the feature stays off).
 func (x *Secrets) arn(name string) *string {

@@ -74,6 +74,9 @@ type Settings struct {
 	Environment map[string]map[string]string `json:"environment"`
 	// AlarmEmail, when set, subscribes an address to the ops topic.
 	AlarmEmail string `json:"alarmEmail"`
+	// Tracing sends the functions' spans to X-Ray (on by default), with
+	// the share of successful turns kept (tracing.go).
+	Tracing Tracing `json:"tracing"`
 }
 
 // LoadSettings reads the stage's settings from the context value of
@@ -161,11 +164,15 @@ func (s *Settings) validate() error {
 			errs = append(errs, fmt.Errorf("reservedConcurrency: %s=%d (ids: %s; n ≥ 0)", id, n, strings.Join(FunctionIDs, ", ")))
 		}
 	}
+	if err := s.Tracing.validate(); err != nil {
+		errs = append(errs, err)
+	}
 	for id := range s.Environment {
 		if !slices.Contains(FunctionIDs, id) {
 			errs = append(errs, fmt.Errorf("environment: %s is not a function (%s)", id, strings.Join(FunctionIDs, ", ")))
 		}
 	}
+	errs = append(errs, s.checkFirstDeploy())
 	return errors.Join(errs...)
 }
 

@@ -56,6 +56,8 @@ func New(app constructs.Construct, s Settings) (*Stack, error) {
 		return nil, err
 	}
 	st.Observability = newObservability(st.Stack, &s, st.Events, st.Turn, st.Alarm, st.Reaper)
+	outputs(st)
+	warn(st.Stack, &s)
 	return st, nil
 }
 

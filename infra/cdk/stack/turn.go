@@ -24,10 +24,14 @@ const (
 	// after a timeout, a minute later, finds the run abandoned and closes
 	// it; the reaper closes the others.
 	turnTimeoutSeconds = int(turns.MaxTurnDuration / time.Second)
-	// The process peaks near 30 MiB (docs/benchmarks.md, "Latest results"); the memory
-	// buys CPU (1,769 MB is one vCPU): 512 MB keeps the API path's ~4 ms
-	// of CPU per turn (measured at a full core) near 15 ms.
-	turnMemoryMB = 512
+	// The process peaks near 32 MiB; the memory buys CPU (1,769 MB is
+	// one vCPU) and Lambda bills memory × wall time, most of it waiting
+	// for the model. Measured with the CPU held to each size's share
+	// (docs/benchmarks.md, "Memory size", make memsize): a turn's own
+	// work is its CPU over the share, about 20 ms at 256 MB against 10 ms
+	// at 512 and 40 ms at 128; 256 MB halves the turn's GB-seconds
+	// (docs/scale.md) for about 10 ms a turn, spread over its invocations.
+	turnMemoryMB = 256
 	// Two retries reach Lambda's 1- and 2-minute retry slots, which close
 	// a run whose worker died; the worker's conditional claim makes a
 	// retry harmless.
@@ -37,6 +41,12 @@ const (
 	// turns.ClaimWindow (90 s) no longer starts its turn; the run is
 	// closed by a retry or the reaper.
 	turnDispatchMaxAgeMinutes = 15
+	// The deployment-wide cap on concurrent code sandboxes: 90 of the
+	// E2B Pro plan's 100 (docs/scale.md), so that a burst meets our clear
+	// tool error, not E2B's refusal; the rest leaves room for sandboxes a
+	// reaper has yet to kill. A stage with more concurrency bought sets
+	// SANDBOX_MAX_CONCURRENT in its environment.
+	turnMaxSandboxes = "90"
 )
 
 // turnSecrets are the turn function's secret variables: all of them.
@@ -64,7 +74,8 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 		"LLM_MODE": jsii.String("live"),
 		"SANDBOX":  jsii.String("e2b"),
 		// One P: shared/gomaxprocs (main reads it).
-		"GOMAXPROCS": jsii.String("1"),
+		"GOMAXPROCS":             jsii.String("1"),
+		"SANDBOX_MAX_CONCURRENT": jsii.String(turnMaxSandboxes),
 
 		"HOSTED_ENGINE": empty, "PLAN_TURN_LIMITS": empty, "INSTALL_CACHE_TTL": empty,
 		"DO_RUNTIME_URL": empty, "DO_RUNTIME_TIMEOUT": empty,
@@ -97,9 +108,19 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 		MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(turnDispatchMaxAgeMinutes)),
 		OnFailure:     awslambdadestinations.NewSqsDestination(t.DispatchFailures),
 	})
-	state := []string{"GetItem", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem"}
-	grantTable(fn.Role, d.State, state)
-	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem", "ConditionCheckItem"})
+	// The state table: reads of installs, plans and days; each write on
+	// the partitions it makes: installs, plans and idempotency records
+	// put, sandbox records put and updated, a user's day updated in the
+	// admission transaction (with its plan's condition check), an install
+	// updated; the sandbox cap's slots taken (put), read (a shard's slots
+	// with one Query) and freed (a conditional delete). A write elsewhere
+	// (another kind's items, a ConditionCheck of an install) is denied.
+	grantTable(fn.Role, d.State, []string{"GetItem", "BatchGetItem"})
+	grantKeys(fn.Role, d.State, []string{"PutItem"}, installKeys, userKeys, idemKeys, sandboxKeys, slotKeys)
+	grantKeys(fn.Role, d.State, []string{"UpdateItem"}, installKeys, userKeys, sandboxKeys)
+	grantKeys(fn.Role, d.State, []string{"ConditionCheckItem"}, userKeys)
+	grantKeys(fn.Role, d.State, []string{"DeleteItem", "Query"}, slotKeys)
+	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem"})
 	// Invoking itself: in a policy of its own, which the function does
 	// not depend on (the role's default policy would make a cycle).
 	awsiam.NewPolicy(c, jsii.String("SelfInvoke"), &awsiam.PolicyProps{

@@ -60,8 +60,10 @@ type Ceiling struct {
 	// user-day; Counts the user-days by charged turns, 0..max.
 	Turns  Dist
 	Counts []int64
-	// Headroom is the ceiling minus the median user-day under it.
-	HeadroomP50 int64
+	// HeadroomP50 and HeadroomP90 are how far under the ceiling the
+	// user-days that did not reach it stayed: the ceiling minus their
+	// median and their p90 turns.
+	HeadroomP50, HeadroomP90 int64
 }
 
 // Report is every figure the page and the CSV show.
@@ -245,14 +247,17 @@ func (b *Builder) Report() *Report {
 		}
 		top := c.Turns.Max
 		c.Counts = make([]int64, top+1)
+		var under []int64
 		for _, n := range ts {
 			c.Counts[max(n, 0)]++
 			if known && n >= limit {
 				c.AtCeiling++
+			} else {
+				under = append(under, n)
 			}
 		}
-		if known {
-			c.HeadroomP50 = limit - c.Turns.P50
+		if u := exactDist(under); known && u.N > 0 {
+			c.HeadroomP50, c.HeadroomP90 = limit-u.P50, limit-u.P90
 		}
 		r.Ceilings = append(r.Ceilings, c)
 	}

@@ -226,7 +226,8 @@ func (r *Report) CSV(w *bytes.Buffer) error {
 		dist(s, c.Turns, n)
 		row(s, "", "ceiling", n(c.Limit))
 		row(s, "", "user_days_at_ceiling", n(c.AtCeiling))
-		row(s, "", "headroom_p50", n(c.HeadroomP50))
+		row(s, "", "headroom_of_the_rest_p50", n(c.HeadroomP50))
+		row(s, "", "headroom_of_the_rest_p90", n(c.HeadroomP90))
 	}
 	row("headline", "", "cost_usd_per_1000_turns", r.Per1000.USD())
 	row("headline", "", "share_of_turns_that_ran_code", strconv.FormatFloat(r.CodeShare, 'f', 4, 64))

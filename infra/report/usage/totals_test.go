@@ -2,6 +2,10 @@ package usage_test
 
 import (
 	"context"
+	"encoding/csv"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/commonly/runtime/infra/report/usage"
@@ -53,8 +57,8 @@ func TestReportTotalsEqualTheLedgers(t *testing.T) {
 	equalMaps(t, "turns by engine", r.Total.TurnsByEngine, w.byEngine)
 	equalMaps(t, "turns by plan", r.Total.TurnsByPlan, w.byPlan)
 	equalMaps(t, "errors by kind", r.Total.Errors, w.errors)
-	if len(w.errors) == 0 || len(w.byEngine) < 2 || w.codeTurns == 0 {
-		t.Errorf("the day lacks variety: errors %v, engines %v, %d turns ran code", w.errors, w.byEngine, w.codeTurns)
+	if len(w.errors) == 0 || len(w.byEngine) < 2 || w.codeTurns == 0 || w.byPlan["free"] == 0 || w.byPlan["pro"] == 0 || w.atFreeCeiling == 0 {
+		t.Errorf("the day lacks variety: errors %v, engines %v, plans %v (each run records its plan), %d turns ran code, %d free user-days at the ceiling", w.errors, w.byEngine, w.byPlan, w.codeTurns, w.atFreeCeiling)
 	}
 	parts := r.Total.Input + r.Total.Cached + r.Total.Output + r.Total.ModelOther + r.Total.Search + r.Total.Sandbox + r.Total.Open
 	if parts != r.Total.Cost || r.Total.Input != w.input || r.Total.Cached != w.cached || r.Total.Output != w.output || r.Total.Open != 0 {
@@ -80,6 +84,47 @@ func TestReportTotalsEqualTheLedgers(t *testing.T) {
 	for _, c := range r.Ceilings {
 		if c.Plan == "free" && c.AtCeiling != w.atFreeCeiling {
 			t.Errorf("free user-days at the ceiling %d, want %d", c.AtCeiling, w.atFreeCeiling)
+		}
+		// bob, the one pro user-day, stays far under 200.
+		if c.Plan == "pro" && (c.AtCeiling != 0 || c.HeadroomP50 != 200-w.charged["bob"]) {
+			t.Errorf("pro: %d at the ceiling, headroom %d; want 0 and %d", c.AtCeiling, c.HeadroomP50, 200-w.charged["bob"])
+		}
+	}
+}
+
+// The CSV beside the page holds the same figures: the period's cost,
+// exact, and its turns.
+func TestReportCSVHoldsTheFigures(t *testing.T) {
+	d := makeDayOfRuns(t)
+	r, err := usage.Build(context.Background(), d.st, reportConfig(d.day, t.TempDir()+"/index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, csvPath, err := r.Write()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, row := range rows {
+		got[strings.Join(row[:3], "/")] = row[3]
+	}
+	w := expect(d)
+	for k, want := range map[string]string{
+		"day/total/cost_usd": w.cost.USD(), "day/" + d.day + "/cost_usd": w.cost.USD(),
+		"day/total/turns": strconv.FormatInt(w.turns, 10), "day/total/turns_engine_durable-object": strconv.FormatInt(w.byEngine["durable-object"], 10),
+		"cost_per_user_day_usd//max": w.maxUserDay.USD(), "headline//cost_usd_per_1000_turns": money.Micros((int64(w.cost)*1000 + w.turns/2) / w.turns).USD(),
+	} {
+		if got[k] != want {
+			t.Errorf("CSV %s = %q, want %q", k, got[k], want)
 		}
 	}
 }

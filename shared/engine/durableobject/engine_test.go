@@ -3,19 +3,17 @@ package durableobject_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/commonly/runtime/shared/engine/durableobject"
+	"github.com/commonly/runtime/shared/engine/durableobject/dotest"
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/pricing"
@@ -25,34 +23,8 @@ import (
 
 const token = "do-secret-token"
 
-// runtime is the Durable Object runtime's turn endpoint.
-type runtime struct {
-	mu     sync.Mutex
-	paths  []string
-	auth   []string
-	bodies []map[string]string
-	raw    [][]byte
-	answer func(w http.ResponseWriter, r *http.Request)
-}
-
-func (f *runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	var body map[string]string
-	_ = json.Unmarshal(raw, &body) // the string fields; a number is skipped
-	f.mu.Lock()
-	f.paths, f.auth, f.bodies = append(f.paths, r.URL.EscapedPath()), append(f.auth, r.Header.Get("Authorization")), append(f.bodies, body)
-	f.raw = append(f.raw, raw)
-	answer := f.answer
-	f.mu.Unlock()
-	if answer != nil {
-		answer(w, r)
-		return
-	}
-	_, _ = w.Write([]byte(`{"finalMessage":"answer from the durable object","usage":{"model":"deepseek-v4-flash","promptTokens":1200,"cachedPromptTokens":1024,"completionTokens":80}}`))
-}
-
 type rig struct {
-	rt     *runtime
+	rt     *dotest.Runtime
 	srv    *httptest.Server
 	engine *durableobject.Engine
 	logs   *bytes.Buffer
@@ -61,7 +33,7 @@ type rig struct {
 
 func newRig(t *testing.T, mod func(*durableobject.Config)) *rig {
 	t.Helper()
-	r := &rig{rt: &runtime{}, logs: &bytes.Buffer{}, now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	r := &rig{rt: dotest.New(token), logs: &bytes.Buffer{}, now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
 	r.srv = httptest.NewServer(r.rt)
 	t.Cleanup(r.srv.Close)
 	prices, err := pricing.Load("")
@@ -98,17 +70,18 @@ func TestForwardsTheTurnAndPricesItsUsage(t *testing.T) {
 	if res.Infrastructure || run.Status != runs.StatusSucceeded || run.FinalMessage != "answer from the durable object" || !run.PostedToPod {
 		t.Fatalf("run %s %q posted %v, refund %v", run.Status, run.FinalMessage, run.PostedToPod, res.Infrastructure)
 	}
-	if r.rt.paths[0] != "/agents/helper/inst%20do%2F1/turns" || r.rt.auth[0] != "Bearer "+token {
-		t.Errorf("request path %q, auth %q", r.rt.paths[0], r.rt.auth[0])
+	got := r.rt.Turns()
+	if len(got) != 1 || got[0].Path != "/agents/helper/inst%20do%2F1/turns" || got[0].Authorization != "Bearer "+token {
+		t.Fatalf("requests %+v", got)
 	}
 	want := map[string]string{"runId": "run_1", "userId": "user-1", "podId": "pod-1", "message": "hello", "trigger": "user"}
 	for k, v := range want {
-		if r.rt.bodies[0][k] != v {
-			t.Errorf("body %s = %q, want %q", k, r.rt.bodies[0][k], v)
+		if got[0].Fields[k] != v {
+			t.Errorf("body %s = %q, want %q", k, got[0].Fields[k], v)
 		}
 	}
-	if len(r.rt.bodies[0]) != len(want) {
-		t.Errorf("body = %v: nothing else is sent", r.rt.bodies[0])
+	if len(got[0].Fields) != len(want) {
+		t.Errorf("body = %v: nothing else is sent", got[0].Fields)
 	}
 	if len(run.Steps) != 1 || run.Steps[0].Model != "deepseek-v4-flash" || run.Tokens.Prompt != 1200 || run.Tokens.CachedPrompt != 1024 ||
 		run.Tokens.Completion != 80 || run.CostMicros <= 0 || run.CostMicros != run.Cost.ModelMicros || run.Cost.PriceVersion == "" {
@@ -119,9 +92,7 @@ func TestForwardsTheTurnAndPricesItsUsage(t *testing.T) {
 func TestAnswerOverTheCap(t *testing.T) {
 	r := newRig(t, nil)
 	long := strings.Repeat("é", 40000)
-	r.rt.answer = func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]any{"finalMessage": long})
-	}
+	r.rt.Answer(dotest.Reply{FinalMessage: long})
 	run, res := r.run(context.Background())
 	if res.Infrastructure || run.Status != runs.StatusSucceeded {
 		t.Fatalf("run: %s %q", run.Status, run.ErrorMessage)
@@ -171,16 +142,13 @@ func TestFailuresEndTheRunAndRefundIt(t *testing.T) {
 		msg    string
 		status int // logged with the failure
 	}{
-		{"status 500", func(w http.ResponseWriter, _ *http.Request) {
-			w.WriteHeader(500)
-			_, _ = w.Write([]byte(`{"error":"do internal: secret stack trace"}`))
-		}, false, "the durable object runtime refused the turn (status 500)", 500},
+		{"status 500", nil, false, "the durable object runtime refused the turn (status 500)", 500},
 		{"unreachable", nil, true, "the durable object runtime could not be reached", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, func(cfg *durableobject.Config) { cfg.Timeout = 50 * time.Millisecond })
-			r.rt.answer = c.answer
+			r.rt.Answer(dotest.Reply{Status: c.status})
 			if c.closed {
 				r.srv.Close()
 			}
@@ -208,10 +176,10 @@ func TestFailuresEndTheRunAndRefundIt(t *testing.T) {
 func TestCancelledTurnIsInterrupted(t *testing.T) {
 	r := newRig(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	r.rt.answer = func(_ http.ResponseWriter, req *http.Request) {
+	r.rt.Raw(func(_ http.ResponseWriter, req *http.Request) {
 		cancel()
 		<-req.Context().Done()
-	}
+	})
 	run, res := r.run(ctx)
 	// Cancelled after the request was sent: the runtime may go on, so the
 	// outcome is unknown, as for a model call the loop stopped waiting for.
@@ -235,8 +203,8 @@ func TestPathSegmentsCannotClimb(t *testing.T) {
 			run := newRun()
 			set(run)
 			res := r.engine.Run(context.Background(), turns.EngineTurn{Run: run})
-			if run.ErrorKind != runs.ErrFallback || !res.Infrastructure || len(r.rt.paths) != 0 {
-				t.Errorf("%s %q: run %s %q, %d requests", field, id, run.ErrorKind, run.ErrorMessage, len(r.rt.paths))
+			if run.ErrorKind != runs.ErrFallback || !res.Infrastructure || len(r.rt.Turns()) != 0 {
+				t.Errorf("%s %q: run %s %q, %d requests", field, id, run.ErrorKind, run.ErrorMessage, len(r.rt.Turns()))
 			}
 		}
 	}
@@ -244,8 +212,8 @@ func TestPathSegmentsCannotClimb(t *testing.T) {
 	run := newRun()
 	run.AgentName, run.InstanceID = "../../admin", "x/../..?q=1#f"
 	r.engine.Run(context.Background(), turns.EngineTurn{Run: run})
-	if want := "/agents/..%2F..%2Fadmin/x%2F..%2F..%3Fq=1%23f/turns"; len(r.rt.paths) != 1 || r.rt.paths[0] != want {
-		t.Errorf("paths %q, want %q", r.rt.paths, want)
+	if want := "/agents/..%2F..%2Fadmin/x%2F..%2F..%3Fq=1%23f/turns"; len(r.rt.Turns()) != 1 || r.rt.Turns()[0].Path != want {
+		t.Errorf("requests %+v, want one to %q", r.rt.Turns(), want)
 	}
 }
 

@@ -2,7 +2,6 @@ package durableobject_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/commonly/runtime/shared/money"
@@ -18,21 +17,14 @@ func TestRequestCarriesTheReservation(t *testing.T) {
 		run.ReservedMicros = reserved
 		r.engine.Run(context.Background(), turns.EngineTurn{Install: &turns.Install{InstallID: "inst-1"}, Run: run})
 	}
-	var got []map[string]any
-	for _, raw := range r.rt.raw {
-		var body map[string]any
-		if err := json.Unmarshal(raw, &body); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, body)
-	}
+	got := r.rt.Turns()
 	if len(got) != 2 {
 		t.Fatalf("%d requests", len(got))
 	}
-	if _, ok := got[0]["maxCostMicros"]; ok {
-		t.Errorf("without a cap: %v", got[0])
+	if _, ok := got[0].Fields["maxCostMicros"]; ok || got[0].MaxCostMicros != 0 {
+		t.Errorf("without a cap: %v", got[0].Fields)
 	}
-	if got[1]["maxCostMicros"] != 6_310.0 {
-		t.Errorf("with a reservation: %v", got[1])
+	if got[1].MaxCostMicros != 6_310 || got[1].Fields["maxCostMicros"] != "6310" {
+		t.Errorf("with a reservation: %v", got[1].Fields)
 	}
 }

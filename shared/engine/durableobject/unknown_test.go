@@ -2,7 +2,6 @@ package durableobject_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/commonly/runtime/shared/agent"
 	"github.com/commonly/runtime/shared/engine/durableobject"
+	"github.com/commonly/runtime/shared/engine/durableobject/dotest"
 	"github.com/commonly/runtime/shared/runs"
 )
 
@@ -81,7 +81,7 @@ func TestUnknownOutcomeIsEstimatedAndNotRefunded(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, func(cfg *durableobject.Config) { cfg.Timeout = 50 * time.Millisecond })
-			r.rt.answer = c.answer
+			r.rt.Raw(c.answer)
 			run, res := r.run(context.Background())
 			if run.Status != runs.StatusFailed || run.ErrorKind != c.kind || run.ErrorMessage != c.msg || res.Infrastructure {
 				t.Fatalf("run %s %s %q infrastructure %v", run.Status, run.ErrorKind, run.ErrorMessage, res.Infrastructure)
@@ -102,10 +102,8 @@ func TestUnknownOutcomeIsEstimatedAndNotRefunded(t *testing.T) {
 // from the message sizes and marked so, and the breach is logged.
 func TestAnswerWithoutUsageIsEstimated(t *testing.T) {
 	r := newRig(t, nil)
-	answer := strings.Repeat("an answer ", 100) // 1,000 bytes
-	r.rt.answer = func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]any{"finalMessage": answer})
-	}
+	answer := strings.Repeat("an answer ", 100)     // 1,000 bytes
+	r.rt.Answer(dotest.Reply{FinalMessage: answer}) // no usage
 	run, res := r.run(context.Background())
 	if res.Infrastructure || run.Status != runs.StatusSucceeded {
 		t.Fatalf("run %s %q", run.Status, run.ErrorMessage)

@@ -95,7 +95,13 @@ func (t *Tool) ensureSession(ctx context.Context, env tools.Env) (sandbox.Sessio
 		RunID: env.RunID, UserID: env.UserID, InstallID: env.InstallID,
 		Deadline: t.cfg.Now().Add(sandbox.Lifetime),
 	}
+	if res, ok := t.holdSlot(ctx, env.RunID); !ok {
+		return nil, res
+	}
 	s, err := t.cfg.Provider.Create(ctx, meta)
+	if err != nil {
+		t.releaseSlot(ctx) // nothing was made
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, sandbox.ErrUnavailable):
@@ -126,17 +132,54 @@ func (t *Tool) ensureSession(ctx context.Context, env tools.Env) (sandbox.Sessio
 		// kill, so we do. If this fails, the record lets the reaper do it.
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
 		defer cancel()
-		_ = t.kill(kctx, s)
+		if t.kill(kctx, s) == nil {
+			t.releaseSlot(ctx)
+		}
 		return nil, tools.Errorf("code execution has ended for this turn")
 	}
 	return s, tools.Result{}
 }
 
+// holdSlot takes the turn's place under the deployment's cap on
+// concurrent sandboxes, when there is one, until the sandbox's lifetime
+// (and SlotGrace) ends. At the cap, or when the cap cannot be read, the
+// model is told, as a tool error, and the turn goes on without code: the
+// cap protects the provider's plan, it is no fault of the turn.
+func (t *Tool) holdSlot(ctx context.Context, runID string) (tools.Result, bool) {
+	if t.cfg.MaxSandboxes == 0 {
+		return tools.Result{}, true
+	}
+	now := t.cfg.Now()
+	slot, err := t.cfg.Slots.AcquireSlot(ctx, t.cfg.MaxSandboxes, runID, now, now.Add(sandbox.Lifetime+sandbox.SlotGrace))
+	switch {
+	case err == nil:
+		t.mu.Lock()
+		t.slot = &slot
+		t.mu.Unlock()
+		return tools.Result{}, true
+	case errors.Is(err, sandbox.ErrAtCapacity):
+		return atCapacity(t.cfg.MaxSandboxes), false
+	case ctx.Err() != nil:
+		return contextFailure(ctx, err), false
+	default:
+		return tools.Errorf("the code sandbox could not be started, so the code was not run; try again or answer without running code"), false
+	}
+}
+
+// atCapacity is the model's answer when the deployment runs as many
+// sandboxes as its cap allows.
+func atCapacity(limit int) tools.Result {
+	return tools.Errorf("code execution is at capacity: this service is running as many code sandboxes as it allows (%d) for all its users at once; the code was not run. Answer without running code, or try once more later in this turn", limit)
+}
+
 func (t *Tool) killUnrecorded(ctx context.Context, s sandbox.Session) {
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
 	defer cancel()
-	// If this fails too, the provider's own lifetime (180 s) kills it.
-	_ = s.Kill(kctx)
+	// If this fails too, the provider's own lifetime (180 s) kills it,
+	// and the slot lapses after it.
+	if s.Kill(kctx) == nil {
+		t.releaseSlot(ctx)
+	}
 }
 
 // execute runs code once and shapes the outcome for the model.

@@ -49,6 +49,13 @@ type Config struct {
 	// MaxOutputChars bounds each of stdout, stderr, results and the error
 	// returned to the model, in characters (default 4,000).
 	MaxOutputChars int
+	// MaxSandboxes caps the sandboxes the whole deployment runs at once
+	// (SANDBOX_MAX_CONCURRENT), held in Slots: a turn that would pass it
+	// is told so as a tool error and the turn goes on without code. Zero
+	// is no cap.
+	MaxSandboxes int
+	// Slots keep the cap; required when MaxSandboxes is set.
+	Slots sandbox.Slots
 }
 
 // Factory makes one Tool per turn.
@@ -65,6 +72,12 @@ func NewFactory(cfg Config) (*Factory, error) {
 	}
 	if cfg.Ledger == nil {
 		return nil, errors.New("runcode: Ledger is required: unrecorded sandboxes escape the reaper")
+	}
+	if cfg.MaxSandboxes < 0 {
+		return nil, fmt.Errorf("runcode: MaxSandboxes %d is negative", cfg.MaxSandboxes)
+	}
+	if cfg.MaxSandboxes > 0 && cfg.Slots == nil {
+		return nil, errors.New("runcode: Slots are required to cap the sandboxes")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -102,9 +115,12 @@ type Tool struct {
 
 	mu      sync.Mutex
 	session sandbox.Session
-	runs    int
-	lost    error // set once the sandbox was lost; the turn is over
-	closed  bool
+	// slot is the place the turn's sandbox holds under the deployment's
+	// cap, released once the sandbox is killed; nil without a cap.
+	slot   *sandbox.Slot
+	runs   int
+	lost   error // set once the sandbox was lost; the turn is over
+	closed bool
 	// created, ranMillis and idleMillis account for the sandbox's whole
 	// life: providers bill from create to kill, runs price only their own
 	// time, and Close leaves the rest in idleMillis for the owner to price.
@@ -180,7 +196,27 @@ func (t *Tool) Close(ctx context.Context) error {
 	t.mu.Lock()
 	t.idleMillis = max(t.cfg.Now().Sub(t.created).Milliseconds()-t.ranMillis, 0)
 	t.mu.Unlock()
+	if err == nil {
+		t.releaseSlot(ctx)
+	}
 	return err
+}
+
+// releaseSlot frees the turn's place under the cap, once its sandbox is
+// gone (or was never made). Detached and bounded: a release that fails
+// only holds the place until it lapses (sandbox.SlotGrace after the
+// sandbox's lifetime), so it is not the turn's failure.
+func (t *Tool) releaseSlot(ctx context.Context) {
+	t.mu.Lock()
+	slot := t.slot
+	t.slot = nil
+	t.mu.Unlock()
+	if slot == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
+	defer cancel()
+	_ = t.cfg.Slots.ReleaseSlot(rctx, *slot)
 }
 
 // kill destroys a session and records it.

@@ -1,0 +1,305 @@
+package handler_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/commonly/runtime/api/apitest"
+	"github.com/commonly/runtime/functions/events/handler"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/turns"
+	"github.com/commonly/runtime/shared/utcday"
+)
+
+var tables = store.Tables{State: "state", Runs: "runs"}
+
+// tokens stand for verified JWTs: "Bearer <sub>[ admin]".
+var verifier = handler.VerifierFunc(func(_ context.Context, auth string) (map[string]string, error) {
+	raw, ok := strings.CutPrefix(auth, "Bearer ")
+	if !ok {
+		return nil, errors.New("no token")
+	}
+	sub, admin, _ := strings.Cut(raw, " ")
+	claims := map[string]string{"sub": sub}
+	if admin == "admin" {
+		claims["scope"] = handler.ServiceScope
+	}
+	return claims, nil
+})
+
+type rig struct {
+	st  *store.Dynamo
+	srv *httptest.Server
+	now time.Time
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	db, err := dynamodblocal.StartWithTables(context.Background(), "127.0.0.1:0", tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	st, err := store.New(store.Config{DB: db.Client(), Tables: tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := turns.NewWatcher(turns.WatcherConfig{Runs: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := handler.New(handler.Config{Watcher: w, Verifier: verifier, Poll: 5 * time.Millisecond, Heartbeat: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &rig{st: st, srv: srv, now: time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)}
+}
+
+// running admits and claims a run of user-1 with events recorded so far.
+func (r *rig) running(t *testing.T, id string) (*runs.Run, *runs.EventLog) {
+	t.Helper()
+	ctx := context.Background()
+	run := &runs.Run{RunID: id, InstallID: "i1", UserID: "user-1", Status: runs.StatusQueued, Day: utcday.Of(r.now), CreatedAt: r.now, Message: "hi", RequestHash: "h", Steps: []runs.Step{}}
+	if _, err := r.st.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: run, Limit: 30, Now: r.now}); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := r.st.ClaimRun(ctx, id, r.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := runs.NewEventLog(nil, func() time.Time { return r.now }, nil)
+	log.Record(runs.RunStarted{Engine: "native"})
+	log.Record(runs.ModelStarted{Step: 0, Model: "m"})
+	log.Record(runs.ModelFinished{Step: 0, Model: "m", PromptTokens: 10, CompletionTokens: 2, CostMicros: 5, FinishReason: "tool_calls"})
+	log.Record(runs.ToolStarted{Step: 0, CallID: "c1", Name: "commonly_run_code", Args: `{"code":"print(1)"}`})
+	log.Record(runs.SandboxCreated{SandboxID: "sb-1", Provider: "local"})
+	if err := r.st.SaveRunEvents(ctx, id, log.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	return claimed, log
+}
+
+// finish ends the run with the rest of its events, as the worker does.
+func (r *rig) finish(t *testing.T, run *runs.Run, log *runs.EventLog) {
+	t.Helper()
+	log.Record(runs.ToolFinished{Step: 0, CallID: "c1", Name: "commonly_run_code", OK: true, Output: `{"stdout":"1\n"}`})
+	log.Record(runs.TextDelta{Step: 1, Text: "it printed 1"})
+	log.Record(runs.ModelFinished{Step: 1, Model: "m", PromptTokens: 20, CompletionTokens: 4, CostMicros: 9, FinishReason: "stop"})
+	log.Record(runs.SandboxKilled{SandboxID: "sb-1", OK: true})
+	run.Events = log.Snapshot()
+	run.Tokens.Add(30, 0, 6)
+	run.AddCost(runs.Cost{ModelMicros: 14})
+	run.FinalMessage = "it printed 1"
+	run.End(runs.StatusSucceeded, "", "", r.now)
+	if err := r.st.FinishRun(context.Background(), run, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type event struct {
+	id   int64
+	typ  string
+	data map[string]any
+}
+
+// read opens the stream and parses it until it ends; n > 0 stops after n
+// events (a cut connection).
+func (r *rig) read(t *testing.T, token, id string, after int64, n int) ([]event, *http.Response, int) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, r.srv.URL+"/v1/runs/"+id+"/events", nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if after > 0 {
+		req.Header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, resp, 0
+	}
+	var out []event
+	beats := 0
+	var cur event
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.typ != "" {
+				out = append(out, cur)
+				if n > 0 && len(out) == n {
+					return out, resp, beats
+				}
+			}
+			cur = event{}
+		case strings.HasPrefix(line, ":"):
+			beats++
+		case strings.HasPrefix(line, "id: "):
+			cur.id, _ = strconv.ParseInt(line[4:], 10, 64)
+		case strings.HasPrefix(line, "event: "):
+			cur.typ = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			if err := json.Unmarshal([]byte(line[6:]), &cur.data); err != nil {
+				t.Errorf("data %q: %v", line, err)
+			}
+			// Every event's data against the document's schema of its type.
+			if err := apitest.Default(t).ValidateEvent(cur.typ, []byte(line[6:])); err != nil {
+				t.Errorf("OpenAPI contract: %v", err)
+			}
+		}
+	}
+	return out, resp, beats
+}
+
+// A finished run replays every event and closes, run.finished last with
+// the run's values; after a cut at any point, Last-Event-ID resumes with
+// no gap and no duplicate.
+func TestFinishedRunReplaysAndResumes(t *testing.T) {
+	r := newRig(t)
+	run, log := r.running(t, "run-1")
+	r.finish(t, run, log)
+	all, resp, _ := r.read(t, "user-1", "run-1", 0, 0)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
+	}
+	want := []string{"run.started", "model.started", "model.finished", "tool.started", "sandbox.created", "tool.finished", "text.delta", "model.finished", "sandbox.killed", "run.finished"}
+	if len(all) != len(want) {
+		t.Fatalf("%d events: %+v", len(all), all)
+	}
+	for i, e := range all {
+		if e.typ != want[i] || e.id != int64(i+1) || e.data["type"] != e.typ || e.data["id"] != float64(e.id) {
+			t.Fatalf("event %d: %+v", i, e)
+		}
+	}
+	seen := map[string]bool{}
+	for _, e := range all {
+		seen[e.typ] = true
+	}
+	for _, typ := range apitest.Default(t).EventTypes() {
+		if !seen[typ] {
+			t.Errorf("the document's event type %s was not shown", typ)
+		}
+	}
+	fin := all[len(all)-1].data
+	if fin["status"] != "succeeded" || fin["costMicros"] != 14.0 || fin["finalMessage"] != "it printed 1" {
+		t.Errorf("run.finished %v", fin)
+	}
+	for cut := range int64(len(all) + 1) {
+		rest, _, _ := r.read(t, "user-1", "run-1", cut, 0)
+		if len(rest) != len(all)-int(cut) {
+			t.Fatalf("after %d: %d events", cut, len(rest))
+		}
+		for i, e := range rest {
+			if e.id != all[int(cut)+i].id || e.typ != all[int(cut)+i].typ {
+				t.Fatalf("after %d: %+v", cut, rest)
+			}
+		}
+	}
+}
+
+// Two readers on a running run, cut and resumed, each get every event
+// once; the stream that is open when the run finishes ends with
+// run.finished; heartbeats keep it open meanwhile.
+func TestReadersOfARunThatFinishes(t *testing.T) {
+	r := newRig(t)
+	run, log := r.running(t, "run-2")
+	type result struct {
+		evs   []event
+		beats int
+	}
+	res := make([]result, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Cut after two events, then resume from the second.
+			first, _, _ := r.read(t, "user-1", "run-2", 0, 2)
+			rest, _, beats := r.read(t, "user-1", "run-2", first[1].id, 0)
+			res[i] = result{append(first, rest...), beats}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	r.finish(t, run, log)
+	wg.Wait()
+	for i, got := range res {
+		if len(got.evs) != 10 || got.evs[9].typ != "run.finished" || got.beats == 0 {
+			t.Fatalf("reader %d: %d events, %d beats: %+v", i, len(got.evs), got.beats, got.evs)
+		}
+		for j, e := range got.evs {
+			if e.id != int64(j+1) {
+				t.Fatalf("reader %d: ids %+v", i, got.evs)
+			}
+		}
+	}
+}
+
+// Someone else's run and a missing run are 404; no token is 401; a
+// service token reads any run; a bad Last-Event-ID is 400.
+func TestForeignMissingAndUnauthenticated(t *testing.T) {
+	r := newRig(t)
+	run, log := r.running(t, "run-3")
+	r.finish(t, run, log)
+	for _, c := range []struct {
+		token, id string
+		status    int
+	}{{"user-2", "run-3", 404}, {"user-1", "run-missing", 404}, {"", "run-3", 401}, {"backend admin", "run-3", 200}} {
+		evs, resp, _ := r.read(t, c.token, c.id, 0, 0)
+		if resp.StatusCode != c.status || (c.status != 200 && (len(evs) != 0 || resp.Header.Get("Content-Type") != "application/problem+json")) {
+			t.Errorf("%q reading %s: %d %s", c.token, c.id, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, r.srv.URL+"/v1/runs/run-3/events", nil)
+	req.Header.Set("Authorization", "Bearer user-1")
+	req.Header.Set("Last-Event-ID", "x")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "invalid_field") {
+		t.Errorf("bad Last-Event-ID: %d %s", resp.StatusCode, b)
+	}
+}
+
+// A stream ends before the invocation's deadline, without run.finished:
+// the client resumes.
+func TestStreamClosesBeforeTheDeadline(t *testing.T) {
+	r := newRig(t)
+	_, _ = r.running(t, "run-4")
+	w, _ := turns.NewWatcher(turns.WatcherConfig{Runs: r.st})
+	h, _ := handler.New(handler.Config{Watcher: w, Verifier: verifier, Poll: 5 * time.Millisecond, Margin: time.Second})
+	req := httptest.NewRequest(http.MethodGet, "/v1/runs/run-4/events", nil)
+	req.Header.Set("Authorization", "Bearer user-1")
+	ctx, cancel := context.WithTimeout(context.Background(), 1300*time.Millisecond)
+	defer cancel()
+	rec := httptest.NewRecorder()
+	start := time.Now()
+	h.ServeHTTP(rec, req.WithContext(ctx))
+	if took := time.Since(start); took > 1200*time.Millisecond || rec.Code != 200 {
+		t.Fatalf("stream took %s, status %d", took, rec.Code)
+	}
+	body := rec.Body.String()
+	if !strings.Contains(body, "event: tool.started") || strings.Contains(body, "run.finished") || !strings.HasPrefix(body, "retry: ") {
+		t.Fatalf("body %q", body)
+	}
+}

@@ -1,0 +1,50 @@
+// Command events is the events function: GET /v1/runs/{runId}/events,
+// a run's events as Server-Sent Events, served through a Lambda function
+// URL in RESPONSE_STREAM mode by aws-lambda-go's lambdaurl; the caller's
+// JWT is checked here (docs/api.md, "Watching a run").
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-lambda-go/lambdaurl"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/commonly/runtime/functions/events/app"
+	"github.com/commonly/runtime/functions/events/handler"
+	"github.com/commonly/runtime/shared/gomaxprocs"
+)
+
+func main() {
+	// A stream waits on DynamoDB reads: one P.
+	gomaxprocs.Sequential(os.Getenv)
+	log := lambdacontext.NewLogger()
+	slog.SetDefault(log)
+	h, err := setup(context.Background(), log)
+	if err != nil {
+		log.Error("events function cannot start", "err", err)
+		os.Exit(1)
+	}
+	lambdaurl.Start(h)
+}
+
+// setup loads the configuration and builds the clients once per container.
+func setup(ctx context.Context, log *slog.Logger) (*handler.Handler, error) {
+	cfg, err := app.LoadConfig(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, err := app.NewOIDCVerifier(ctx, cfg.JWTIssuer, cfg.JWTAudience)
+	if err != nil {
+		return nil, err
+	}
+	return app.Build(cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg), Verifier: v, Log: log})
+}

@@ -1,0 +1,80 @@
+package stack
+
+import (
+	"testing"
+
+	"github.com/commonly/runtime/shared/tablekeys"
+)
+
+// TestLeadingKeysConfineWrites evaluates each role's statements
+// (evalCondition) for item actions on the state table: the writes its
+// code makes are allowed on the partitions it owns, and a write of
+// another partition, or an action it never makes, is denied. A sort key
+// cannot be conditioned in IAM, so a role that owns users' partitions
+// (USER#) can write any item of them: the alarm's role could put a plan
+// (USER#<id> PLAN) as well as a ledger; the last case says so, and
+// docs/security.md.
+func TestLeadingKeysConfineWrites(t *testing.T) {
+	x := synth(t, devSettings())
+	state := getAtt(x.id(x.Data.State), "Arn")
+	const day = "2026-12-04"
+	var (
+		install = tablekeys.Install("inst-1").PK
+		plan    = tablekeys.Plan("u1").PK
+		usage   = tablekeys.UsageOnDay("u1", day).PK
+		ledger  = tablekeys.Ledger("u1", day).PK
+		idem    = tablekeys.Idempotency("u1", "inst-1", "key").PK
+		sbx     = tablekeys.Sandbox("sbx-1").PK
+		other   = "OTHER#1" // a partition no kind of item has
+	)
+	turn, alarm, reaper := x.Turn.function, x.Alarm.function, x.Reaper.function
+	for _, c := range []struct {
+		name   string
+		fn     *function
+		action string
+		pk     string
+		want   bool
+	}{
+		{"turn puts an install", turn, "PutItem", install, true},
+		{"turn puts a plan", turn, "PutItem", plan, true},
+		{"turn puts an idempotency record", turn, "PutItem", idem, true},
+		{"turn puts a sandbox record", turn, "PutItem", sbx, true},
+		{"turn updates a user's day", turn, "UpdateItem", usage, true},
+		{"turn updates an install", turn, "UpdateItem", install, true},
+		{"turn updates a sandbox record", turn, "UpdateItem", sbx, true},
+		{"turn checks a user's plan", turn, "ConditionCheckItem", plan, true},
+		{"turn cannot update an idempotency record", turn, "UpdateItem", idem, false},
+		{"turn cannot check an install", turn, "ConditionCheckItem", install, false},
+		{"turn cannot put another partition", turn, "PutItem", other, false},
+		{"turn cannot update another partition", turn, "UpdateItem", other, false},
+		{"turn cannot delete", turn, "DeleteItem", plan, false},
+
+		{"alarm puts a ledger", alarm, "PutItem", ledger, true},
+		{"alarm updates a user's day", alarm, "UpdateItem", usage, true},
+		{"alarm cannot put an install", alarm, "PutItem", install, false},
+		{"alarm cannot put an idempotency record", alarm, "PutItem", idem, false},
+		{"alarm cannot update a sandbox record", alarm, "UpdateItem", sbx, false},
+		{"alarm cannot update another partition", alarm, "UpdateItem", other, false},
+		{"alarm cannot check a condition", alarm, "ConditionCheckItem", usage, false},
+		{"alarm cannot read one item", alarm, "GetItem", ledger, false},
+		{"alarm cannot delete", alarm, "DeleteItem", ledger, false},
+
+		{"reaper updates a sandbox record", reaper, "UpdateItem", sbx, true},
+		{"reaper updates a user's day (a refund)", reaper, "UpdateItem", usage, true},
+		{"reaper cannot put a plan", reaper, "PutItem", plan, false},
+		{"reaper cannot update an install", reaper, "UpdateItem", install, false},
+		{"reaper cannot update an idempotency record", reaper, "UpdateItem", idem, false},
+
+		// The limit of LeadingKeys: a plan shares its user's partition.
+		{"alarm can put a plan (the partition is the user's)", alarm, "PutItem", plan, true},
+	} {
+		n := need{action: "dynamodb:" + c.action, resource: state, keys: map[string][]string{"dynamodb:LeadingKeys": {c.pk}}}
+		allowed := false
+		for _, g := range grantsOf(t, x, c.fn.Role) {
+			allowed = allowed || g.allows(t, n)
+		}
+		if allowed != c.want {
+			t.Errorf("%s: %s on %s allowed %v, want %v", c.name, c.action, c.pk, allowed, c.want)
+		}
+	}
+}

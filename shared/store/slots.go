@@ -1,0 +1,127 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/commonly/runtime/shared/sandbox"
+	"github.com/commonly/runtime/shared/tablekeys"
+)
+
+var _ sandbox.Slots = (*Dynamo)(nil)
+
+// Attributes of a slot item.
+const (
+	attrHolder      = "holder"
+	attrSlotExpires = "slotExpiresAt" // epoch milliseconds
+)
+
+// slotTries is how many free-looking slots of a shard are tried before
+// the next shard: another turn may take the one read free first.
+const slotTries = 3
+
+// AcquireSlot holds one of limit slots (tablekeys.SlotShards) for holder
+// until until. It reads one shard, picked at random, with one strongly
+// consistent Query (its slots, held or expired), and takes a free one
+// with a conditional Put (free: never written, or expired by now); a
+// shard with none free sends it to one other shard. So a refusal may
+// come while another shard has a slot free: near the cap, the cap is a
+// little lower than limit, never higher.
+func (d *Dynamo) AcquireSlot(ctx context.Context, limit int, holder string, now, until time.Time) (sandbox.Slot, error) {
+	if limit <= 0 {
+		return sandbox.Slot{}, fmt.Errorf("acquire sandbox slot: limit %d is not positive", limit)
+	}
+	n := tablekeys.SlotShards(limit)
+	first := rand.IntN(n)
+	for i := range min(n, 2) {
+		shard := (first + i) % n
+		slot, ok, err := d.acquireInShard(ctx, limit, shard, holder, now, until)
+		if err != nil || ok {
+			return slot, err
+		}
+	}
+	return sandbox.Slot{}, sandbox.ErrAtCapacity
+}
+
+// acquireInShard takes a free slot of one shard, if it has one.
+func (d *Dynamo) acquireInShard(ctx context.Context, limit, shard int, holder string, now, until time.Time) (sandbox.Slot, bool, error) {
+	held := map[int]bool{}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(d.tables.State),
+		KeyConditionExpression:    aws.String("#pk = :pk"),
+		ExpressionAttributeNames:  map[string]string{"#pk": tablekeys.PK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(tablekeys.SandboxSlotPartition(shard))},
+		ConsistentRead:            aws.Bool(true),
+	}
+	err := d.queryPages(ctx, in, 0, 0, func(item map[string]types.AttributeValue) error {
+		idx, err := strconv.Atoi(strings.TrimPrefix(strAttr(item, tablekeys.SK), "SLOT#"))
+		if err != nil {
+			return fmt.Errorf("slot item %q: %w", strAttr(item, tablekeys.SK), errMalformedEntry)
+		}
+		if numAttr(item, attrSlotExpires) > now.UnixMilli() {
+			held[idx] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return sandbox.Slot{}, false, fmt.Errorf("read sandbox slots of shard %d: %w", shard, err)
+	}
+	var free []int
+	for idx := range tablekeys.ShardSlots(limit, shard) {
+		if !held[idx] {
+			free = append(free, idx)
+		}
+	}
+	rand.Shuffle(len(free), func(i, j int) { free[i], free[j] = free[j], free[i] })
+	for _, idx := range free[:min(len(free), slotTries)] {
+		item := stateKey(tablekeys.SandboxSlot(shard, idx))
+		item[attrHolder] = str(holder)
+		item[attrSlotExpires] = num(until.UnixMilli())
+		// Removed by the table's TTL a day after it lapsed; lapsed, it is
+		// free whether or not it is still there.
+		item[tablekeys.TTL] = num(until.Add(24 * time.Hour).Unix())
+		_, err := d.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                 aws.String(d.tables.State),
+			Item:                      item,
+			ConditionExpression:       aws.String("attribute_not_exists(#pk) OR #exp <= :now"),
+			ExpressionAttributeNames:  map[string]string{"#pk": tablekeys.PK, "#exp": attrSlotExpires},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":now": num(now.UnixMilli())},
+		})
+		if _, lost := isConditionFailed(err); lost {
+			continue // taken since the read
+		}
+		if err != nil {
+			return sandbox.Slot{}, false, fmt.Errorf("take sandbox slot %d of shard %d: %w", idx, shard, err)
+		}
+		return sandbox.Slot{Shard: shard, Index: idx, Holder: holder}, true, nil
+	}
+	return sandbox.Slot{}, false, nil
+}
+
+// ReleaseSlot deletes the slot if holder still holds it. A slot taken
+// over since (it had lapsed) is the new holder's: a failed condition is
+// that outcome, not an error.
+func (d *Dynamo) ReleaseSlot(ctx context.Context, slot sandbox.Slot) error {
+	_, err := d.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                 aws.String(d.tables.State),
+		Key:                       stateKey(tablekeys.SandboxSlot(slot.Shard, slot.Index)),
+		ConditionExpression:       aws.String("#h = :h"),
+		ExpressionAttributeNames:  map[string]string{"#h": attrHolder},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":h": str(slot.Holder)},
+	})
+	if _, ok := isConditionFailed(err); ok {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("release sandbox slot %d of shard %d: %w", slot.Index, slot.Shard, err)
+	}
+	return nil
+}
