@@ -133,6 +133,10 @@ func (r report) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "drove %d turns in %s (%d retried with the same key); all runs closed %s later, the alarm function caught up with the runs stream %s after that\n",
 		len(r.results), r.elapsed.Round(time.Millisecond), retried, r.drained.Round(time.Millisecond), r.settled.Round(time.Millisecond))
+	if taken := r.st.streams.closedRuns(); taken < r.admitted() {
+		fmt.Fprintf(w, "WARNING: the alarm function had taken the final records of %d of %d runs when the wait for it ended (%s): the ledger and alarm lines below are not final\n",
+			taken, r.admitted(), settleLimit)
+	}
 	fmt.Fprintf(w, "answers: %s\n", mapLine(outcomes))
 	fmt.Fprintf(w, "turns/s: %.1f (runs admitted %d); admission latency p50 %.2f ms, p99 %.2f ms; peak open runs %d\n",
 		m.TurnsPerSecond, m.Turns, m.AdmissionP50Millis, m.AdmissionP99Millis, m.PeakOpenRuns)

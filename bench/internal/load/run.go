@@ -204,12 +204,15 @@ func drain(ctx context.Context, cfg Config, st *stack) time.Duration {
 	return time.Since(start)
 }
 
+// settleLimit bounds the wait for the alarm function to catch up.
+const settleLimit = 10 * time.Minute
+
 // settle waits until the alarm function has taken the final record of
 // every run (the stream's last records), and the reaper has swept once
 // more; it says how long the alarm took to catch up.
 func settle(ctx context.Context, st *stack) time.Duration {
 	start := time.Now()
-	deadline := start.Add(5 * time.Minute)
+	deadline := start.Add(settleLimit)
 	total := -1
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		if total < 0 {

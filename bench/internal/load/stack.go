@@ -191,11 +191,12 @@ func (st *stack) sweepEvery(ctx context.Context, interval time.Duration) {
 			return
 		case <-tick.C:
 		}
+		started := st.clock.Now()
 		res, err := st.reaper.Handler.Handle(ctx, events.EventBridgeEvent{
 			ID: fmt.Sprintf("load-sweep-%d", time.Now().UnixNano()), DetailType: "Scheduled Event", Source: "aws.events", Time: st.clock.Now(),
 		})
 		st.sweeps.record(res, err)
-		st.sweeps.check(ctx, st)
+		st.sweeps.check(ctx, st, started)
 	}
 }
 
