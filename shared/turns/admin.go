@@ -129,6 +129,22 @@ func validNames(field, kind string, names, known []string) error {
 	return nil
 }
 
+// Install is an install as stored (service only): GET of an install, to
+// read its engine and migration beside the engine in effect.
+func (s *Service) Install(ctx context.Context, c Caller, installID string) (*Install, error) {
+	if err := requireService(c); err != nil {
+		return nil, err
+	}
+	if !tablekeys.ValidID(installID) {
+		return nil, Invalid("installId", tablekeys.IDRule)
+	}
+	in, err := s.store.GetInstall(ctx, installID)
+	if err != nil {
+		return nil, wrapUnavailable("read install", err)
+	}
+	return in, nil
+}
+
 // MigrationRequest is POST /v1/installs/{installId}/migration.
 type MigrationRequest struct {
 	To    string

@@ -11,6 +11,9 @@ import type { components, paths } from "./generated/schema";
 export type AgentRun = components["schemas"]["AgentRun"];
 export type Usage = components["schemas"]["Usage"];
 export type RunStatus = components["schemas"]["RunStatus"];
+/** An install as the service routes answer it: `engine` (configured) beside `engineInEffect` (serving now). */
+export type Install = components["schemas"]["Install"];
+export type Engine = components["schemas"]["Engine"];
 export type TurnClient = Client<paths>;
 
 /** Every error body the API documents: a problem (RFC 9457) or API Gateway's own message. */

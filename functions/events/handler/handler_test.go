@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/events/handler"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
@@ -56,7 +58,13 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := turns.NewWatcher(turns.WatcherConfig{Runs: st})
+	// The function's own store, on a client that records its calls; st
+	// is the test's, writing the runs it watches.
+	fnStore, err := store.New(store.Config{DB: db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption) }), Tables: tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := turns.NewWatcher(turns.WatcherConfig{Runs: fnStore})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,6 +109,7 @@ func TestRoutesMatchTheDocument(t *testing.T) {
 // routeEvents are the SAM-style event files of the routes, one per route.
 var routeEvents = map[string]string{
 	"PUT /v1/installs/{installId}":            "put-install.json",
+	"GET /v1/installs/{installId}":            "get-install.json",
 	"POST /v1/installs/{installId}/migration": "migration.json",
 	"PUT /v1/users/{userId}/plan":             "set-plan.json",
 	"POST /v1/installs/{installId}/turns":     "submit-turn.json",

@@ -208,6 +208,14 @@ func (h *Handler) putInstall(r *request) (events.APIGatewayV2HTTPResponse, error
 	return jsonResponse(status, installView{in, h.svc.EffectiveEngine(in)}, nil), nil
 }
 
+func (h *Handler) getInstall(r *request) (events.APIGatewayV2HTTPResponse, error) {
+	in, err := h.svc.Install(r.ctx, r.caller, r.params["installId"])
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return jsonResponse(http.StatusOK, installView{in, h.svc.EffectiveEngine(in)}, nil), nil
+}
+
 func (h *Handler) migrate(r *request) (events.APIGatewayV2HTTPResponse, error) {
 	var body struct {
 		To    string `json:"to"`

@@ -31,6 +31,7 @@ func TestPathIDsAreRefused(t *testing.T) {
 		{"set-plan.json", "userId", `{"plan":"pro"}`},
 		{"submit-turn.json", "installId", `{"message":"hi"}`},
 		{"get-run.json", "runId", ""},
+		{"get-install.json", "installId", ""},
 	}
 	for _, r := range routes {
 		for _, id := range badIDs {

@@ -30,6 +30,7 @@ const (
 
 var routeTable = []route{
 	{"PUT /v1/installs/{installId}", service, (*Handler).putInstall},
+	{"GET /v1/installs/{installId}", service, (*Handler).getInstall},
 	{"POST /v1/installs/{installId}/migration", service, (*Handler).migrate},
 	{"PUT /v1/users/{userId}/plan", service, (*Handler).setPlan},
 	{"POST /v1/installs/{installId}/turns", callers, (*Handler).submitTurn},
