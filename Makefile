@@ -125,10 +125,9 @@ load:
 	$(GO) run ./bench/load -measured $(LOAD_MEASURED) $(LOAD_FLAGS)
 
 # load-smoke: the short run of make test (about a minute): 50 users, faults
-# on, the clock faster. No spend cap: without reservations (issue 24's cap
-# work) a user's concurrent turns pass it, which make load reports.
+# on, the clock faster.
 load-smoke:
-	$(GO) run ./bench/load -users 50 -light 3 -concurrency 32 -speed 20 -faults 0.1 -cap-usd "" -drain 40s
+	$(GO) run ./bench/load -users 50 -light 3 -concurrency 32 -speed 20 -faults 0.1 -drain 40s
 
 clean:
 	rm -rf bin cdk.out $(API_CLIENT)/node_modules $(API_CLIENT)/src/generated

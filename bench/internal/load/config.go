@@ -51,7 +51,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Users: 500, InstallsPerUser: 3, Concurrency: 48,
-		ProShare: 0.3, CeilingShare: 0.12, SpenderShare: 0.06, LightTurns: 4, SpenderTurns: 24,
+		ProShare: 0.3, CeilingShare: 0.12, SpenderShare: 0.06, LightTurns: 3, SpenderTurns: 24,
 		FaultRate: 0.05, Speed: 12,
 		Ceilings: "free=30,pro=200", AlarmUSD: "0.10", CapUSD: "0.20", TurnMaxUSD: "0.05", Dispatch: "lambda",
 		ReaperInterval: 2 * time.Second, LLMTimeout: 2 * time.Second, ClientTimeout: 8 * time.Second,

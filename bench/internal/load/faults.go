@@ -125,29 +125,41 @@ func (s *streamFaults) invoke(ctx context.Context, ev events.DynamoDBEvent) (eve
 // call fails (the SDK's three), so the alarm reports the batch failed and
 // the event source mapping retries it.
 type busFaults struct {
-	armedAt  int
-	armed    bool
-	injected int
+	mu      sync.Mutex
+	armedAt int
+	arms    int
 }
 
 // sdkAttempts is the SDK's default number of attempts of one call.
 const sdkAttempts = 3
 
-// tick arms a failure once the previous one has been met and a call
-// after it succeeded; it counts each failure met.
-func (b *busFaults) tick(bus interface {
+type failingBus interface {
 	Requests() int
 	FailRequests(int)
-}) {
-	n := bus.Requests()
-	if b.armed && n < b.armedAt+sdkAttempts+1 {
+}
+
+// tick arms a failure once the previous one has been met and a call
+// after it succeeded.
+func (b *busFaults) tick(bus failingBus) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.arms > 0 && bus.Requests() < b.armedAt+sdkAttempts+1 {
 		return
 	}
-	if b.armed {
-		b.injected++
-	}
-	b.armed, b.armedAt = true, n
+	b.arms++
+	b.armedAt = bus.Requests()
 	bus.FailRequests(sdkAttempts)
+}
+
+// injected counts the failures met: every arm but a last one no call
+// has met yet.
+func (b *busFaults) injected(bus failingBus) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.arms > 0 && bus.Requests() < b.armedAt+sdkAttempts {
+		return b.arms - 1
+	}
+	return b.arms
 }
 
 // seedLeak adds a sandbox of this stage whose timeout was extended (by

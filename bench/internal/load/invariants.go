@@ -240,10 +240,19 @@ func capHolds(s *snapshot, f facts, days map[dayKey]*dayRuns) check {
 		c.name += " (no cap set)"
 		return c
 	}
+	// The runs that cost more than the cap reserved for them say where a
+	// passed cap came from.
+	over := map[dayKey][]string{}
+	for _, r := range s.runs {
+		if r.ReservedMicros > 0 && r.CostMicros > r.ReservedMicros {
+			k := dayKey{r.UserID, r.Day}
+			over[k] = append(over[k], fmt.Sprintf("%s cost %d reserved %d (%s %s)", r.RunID, r.CostMicros, r.ReservedMicros, r.Status, r.ErrorKind))
+		}
+	}
 	for _, k := range sortedDays(days) {
 		c.count++
 		if cost := days[k].cost; cost > f.spendCap {
-			c.bad = append(c.bad, fmt.Sprintf("%s/%s spent %d µ$ past the cap %d µ$", k.user, k.day, cost, f.spendCap))
+			c.bad = append(c.bad, fmt.Sprintf("%s/%s spent %d µ$ past the cap %d µ$ (runs over their reservation: %s)", k.user, k.day, cost, f.spendCap, strings.Join(over[k], ", ")))
 		}
 	}
 	return c

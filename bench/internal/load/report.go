@@ -58,6 +58,8 @@ type report struct {
 	inj      *injected
 	obs      *observer
 	peakOpen int
+	// sweepsBefore were swept before the accounting started.
+	sweepsBefore int
 }
 
 func (r report) admitted() int { return len(r.snap.runs) }
@@ -65,7 +67,7 @@ func (r report) admitted() int { return len(r.snap.runs) }
 func (r report) sweeps() int {
 	r.st.sweeps.mu.Lock()
 	defer r.st.sweeps.mu.Unlock()
-	return r.st.sweeps.n
+	return r.st.sweeps.n - r.sweepsBefore
 }
 
 func merge(ms ...map[string]map[string]float64) map[string]map[string]float64 {
@@ -97,7 +99,7 @@ func (r report) measured() Measured {
 	adm := append([]time.Duration(nil), r.obs.admissions...)
 	sortDurations(adm)
 	return Measured{
-		Source: "make load (" + strings.Join(os.Args, " ") + ")", Date: time.Now().UTC().Format(time.DateOnly),
+		Source: strings.TrimSpace("go run ./bench/load " + strings.Join(os.Args[1:], " ")), Date: time.Now().UTC().Format(time.DateOnly),
 		Turns:                r.admitted(),
 		DynamoDBCallsPerTurn: perTurn(merge(r.obs.usage.calls[fnTurn], r.obs.usage.calls[fnAlarm]), r.admitted()),
 		ReaperCallsPerSweep:  perTurn(r.obs.usage.calls[fnReaper], r.sweeps()),
@@ -131,6 +133,10 @@ func (r report) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "drove %d turns in %s (%d retried with the same key); all runs closed %s later, the alarm function caught up with the runs stream %s after that\n",
 		len(r.results), r.elapsed.Round(time.Millisecond), retried, r.drained.Round(time.Millisecond), r.settled.Round(time.Millisecond))
+	if taken := r.st.streams.closedRuns(); taken < r.admitted() {
+		fmt.Fprintf(w, "WARNING: the alarm function had taken the final records of %d of %d runs when the wait for it ended (%s): the ledger and alarm lines below are not final\n",
+			taken, r.admitted(), settleLimit)
+	}
 	fmt.Fprintf(w, "answers: %s\n", mapLine(outcomes))
 	fmt.Fprintf(w, "turns/s: %.1f (runs admitted %d); admission latency p50 %.2f ms, p99 %.2f ms; peak open runs %d\n",
 		m.TurnsPerSecond, m.Turns, m.AdmissionP50Millis, m.AdmissionP99Millis, m.PeakOpenRuns)
@@ -155,7 +161,7 @@ func (r report) print(w io.Writer) {
 	}
 	faults["sandbox creates refused (E2B)"] = refused
 	faults["stream batches redelivered"] = int(r.st.streams.redelivered.Load())
-	faults["eventbridge-put-failed"] = r.inj.get("eventbridge-put-failed")
+	faults["eventbridge-put-failed"] = r.st.busFaults.injected(r.st.bus)
 	faults["sandbox-leaked"] = r.inj.get("sandbox-leaked")
 	faults["workers stalled"] = int(r.st.stall.calls.Load())
 	fmt.Fprintf(w, "faults injected: %s\n", mapLine(faults))

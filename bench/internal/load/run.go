@@ -74,6 +74,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("set up users: %w", err)
 	}
 	obs.reset()
+	st.sweeps.mu.Lock()
+	sweepsBefore := st.sweeps.n
+	st.sweeps.mu.Unlock()
 
 	inj := newInjected()
 	bg, stopBG := context.WithCancel(ctx)
@@ -123,7 +126,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	res := &Result{}
 	r := report{cfg: cfg, results: results, snap: snap, elapsed: elapsed, drained: drained, settled: settled, st: st, inj: inj, obs: obs,
-		peakOpen: int(peakOpen.Load())}
+		peakOpen: int(peakOpen.Load()), sweepsBefore: sweepsBefore}
 	r.print(cfg.Out)
 	for _, ch := range invariants(snap, f) {
 		line := ch.String()
@@ -163,27 +166,27 @@ func roleCounts(users []*user) string {
 func background(ctx context.Context, cfg Config, st *stack, inj *injected, peak *atomic.Int64) {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
-	var bus busFaults
-	leakEvery := 40 // ticks: one leaked sandbox every 10 s
-	for i := 0; ; i++ {
+	var lastBus, lastLeak time.Time
+	for {
 		select {
 		case <-ctx.Done():
-			inj.add("eventbridge-put-failed", bus.injected)
 			return
-		case <-tick.C:
-		}
-		if n, err := openRuns(ctx, st.plain, st.turn.Store.IndexShards()); err == nil && int64(n) > peak.Load() {
-			peak.Store(int64(n))
-		}
-		if cfg.FaultRate <= 0 {
-			continue
-		}
-		if i%4 == 0 {
-			bus.tick(st.bus)
-		}
-		if i%leakEvery == 0 {
-			seedLeak(st)
-			inj.add("sandbox-leaked", 1)
+		case now := <-tick.C:
+			if n, err := openRuns(ctx, st.plain, st.turn.Store.IndexShards()); err == nil && int64(n) > peak.Load() {
+				peak.Store(int64(n))
+			}
+			if cfg.FaultRate <= 0 {
+				continue
+			}
+			if now.Sub(lastBus) >= time.Second {
+				st.busFaults.tick(st.bus)
+				lastBus = now
+			}
+			if now.Sub(lastLeak) >= 10*time.Second {
+				seedLeak(st)
+				inj.add("sandbox-leaked", 1)
+				lastLeak = now
+			}
 		}
 	}
 }
@@ -201,12 +204,15 @@ func drain(ctx context.Context, cfg Config, st *stack) time.Duration {
 	return time.Since(start)
 }
 
+// settleLimit bounds the wait for the alarm function to catch up.
+const settleLimit = 10 * time.Minute
+
 // settle waits until the alarm function has taken the final record of
 // every run (the stream's last records), and the reaper has swept once
 // more; it says how long the alarm took to catch up.
 func settle(ctx context.Context, st *stack) time.Duration {
 	start := time.Now()
-	deadline := start.Add(5 * time.Minute)
+	deadline := start.Add(settleLimit)
 	total := -1
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		if total < 0 {

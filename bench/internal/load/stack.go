@@ -65,7 +65,9 @@ type stack struct {
 	plain   *dynamodb.Client // uncounted: the run's own reads
 	stall   *stallTool
 	streams *streamFaults
-	sweeps  *sweeps
+	// busFaults fails the alarm's EventBridge puts (faults.go).
+	busFaults busFaults
+	sweeps    *sweeps
 
 	stopAlarm  func()
 	stopReaper context.CancelFunc
@@ -189,11 +191,12 @@ func (st *stack) sweepEvery(ctx context.Context, interval time.Duration) {
 			return
 		case <-tick.C:
 		}
+		started := st.clock.Now()
 		res, err := st.reaper.Handler.Handle(ctx, events.EventBridgeEvent{
 			ID: fmt.Sprintf("load-sweep-%d", time.Now().UnixNano()), DetailType: "Scheduled Event", Source: "aws.events", Time: st.clock.Now(),
 		})
 		st.sweeps.record(res, err)
-		st.sweeps.check(ctx, st)
+		st.sweeps.check(ctx, st, started)
 	}
 }
 

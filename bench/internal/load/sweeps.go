@@ -53,8 +53,10 @@ func (s *sweeps) record(res reaperhandler.Result, err error) {
 // at now: its lifetime, the reaper's grace and one sweep.
 func (s *sweeps) slack() time.Duration { return s.lifetime + reaper.DefaultGrace + s.interval }
 
-func (s *sweeps) check(ctx context.Context, st *stack) {
-	now := st.clock.Now()
+// check runs after a sweep that started at now (the stack's clock): a
+// sandbox past its lifetime, the grace and one more sweep then is late,
+// however long the sweep itself took.
+func (s *sweeps) check(ctx context.Context, st *stack, now time.Time) {
 	late := map[string]string{}
 	n := 0
 	for _, sb := range st.e2b.Sandboxes() {
