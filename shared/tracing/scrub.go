@@ -56,34 +56,79 @@ func (s *scrubber) span(in sdktrace.ReadOnlySpan) sdktrace.ReadOnlySpan {
 }
 
 func (s *scrubber) attrs(sc *redact.Scrubber, in []attribute.KeyValue) []attribute.KeyValue {
-	if len(in) == 0 {
+	// Copy on write: most spans hold nothing to clean, and their
+	// attributes go out as the SDK's snapshot holds them.
+	var out []attribute.KeyValue
+	for i, kv := range in {
+		v, keep := s.value(sc, kv)
+		if out == nil && keep && v == kv.Value {
+			continue
+		}
+		if out == nil {
+			out = make([]attribute.KeyValue, i, len(in))
+			copy(out, in[:i])
+		}
+		if keep {
+			out = append(out, attribute.KeyValue{Key: kv.Key, Value: v})
+		}
+	}
+	if out == nil {
 		return in
 	}
-	out := make([]attribute.KeyValue, 0, len(in))
-	for _, kv := range in {
-		if urlKeys[kv.Key] && !s.capture {
-			if kv.Key == semconv.URLQueryKey {
-				continue
-			}
-			if u := kv.Value.AsString(); strings.ContainsAny(u, "?#") {
-				kv.Value = attribute.StringValue(u[:strings.IndexAny(u, "?#")])
-			}
-		}
-		if sc != nil {
-			switch kv.Value.Type() {
-			case attribute.STRING:
-				kv.Value = attribute.StringValue(sc.Scrub(kv.Value.AsString()))
-			case attribute.STRINGSLICE:
-				vs := kv.Value.AsStringSlice()
-				for i := range vs {
-					vs[i] = sc.Scrub(vs[i])
-				}
-				kv.Value = attribute.StringSliceValue(vs)
-			}
-		}
-		out = append(out, kv)
-	}
 	return out
+}
+
+// value is kv's value as exported, and whether it is exported at all.
+// Attribute.Value compares equal when nothing changed (strings compare by
+// content).
+func (s *scrubber) value(sc *redact.Scrubber, kv attribute.KeyValue) (attribute.Value, bool) {
+	v := kv.Value
+	if urlKeys[kv.Key] && !s.capture {
+		if kv.Key == semconv.URLQueryKey {
+			return v, false
+		}
+		if u := v.AsString(); strings.ContainsAny(u, "?#") {
+			v = attribute.StringValue(u[:strings.IndexAny(u, "?#")])
+		}
+	}
+	if sc == nil || ownValues[kv.Key] {
+		return v, true
+	}
+	switch v.Type() {
+	case attribute.STRING:
+		if str := v.AsString(); str != "" {
+			if c := sc.Scrub(str); c != str {
+				v = attribute.StringValue(c)
+			}
+		}
+	case attribute.STRINGSLICE:
+		vs := v.AsStringSlice()
+		changed := false
+		for i := range vs {
+			if c := sc.Scrub(vs[i]); c != vs[i] {
+				vs[i], changed = c, true
+			}
+		}
+		if changed {
+			v = attribute.StringSliceValue(vs)
+		}
+	}
+	return v, true
+}
+
+// ownValues are the attributes whose string values the runtime makes
+// itself, from the ids it makes and from closed sets (engines, statuses,
+// error kinds and types, operation and provider names, the route, the AWS
+// operation): no request's, model's or upstream's text can be in them,
+// so they are not scanned. Everything else (ids that come from a store or
+// a request, models' names and ids, URLs, request ids, captured content)
+// is still scrubbed.
+var ownValues = map[attribute.Key]bool{
+	RunID: true, Engine: true, RunStatus: true, ErrorKind: true, ErrorType: true,
+	semconv.GenAIOperationNameKey: true, semconv.GenAIProviderNameKey: true,
+	"commonly.plan": true, "commonly.admit.refused": true, "commonly.code.exit_kind": true,
+	Sandbox: true, semconv.HTTPRequestMethodKey: true, semconv.URLSchemeKey: true, semconv.HTTPRouteKey: true,
+	"rpc.system.name": true, "rpc.method": true, "aws.region": true,
 }
 
 // scrubbedSpan is a span as exported: the SDK's span with its cleaned

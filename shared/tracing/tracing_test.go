@@ -251,3 +251,32 @@ func TestXRayExportIsSigned(t *testing.T) {
 		t.Errorf("export %s %s, headers %v", r.Method, r.URL.Path, r.Header)
 	}
 }
+
+// Scrubbing copies a span's attributes only when it changes one: the
+// clean ones before and after a changed or dropped one keep their order
+// and values.
+func TestScrubKeepsCleanAttributesInOrder(t *testing.T) {
+	const secret = "sk-tracing-secret-123456"
+	tp, exp := setup(t, tracing.Config{SampleRatio: 1})
+	tp.ScrubSecrets(secret)
+	_, s := tracing.Start(context.Background(), "call", trace.WithAttributes(
+		tracing.RunID.String("run-1"),
+		attribute.String("url.query", "q=plan"),
+		attribute.Int("n", 7),
+		attribute.String("upstream.message", "bad key "+secret),
+		attribute.String("clean", "ok"),
+	))
+	s.End()
+	spans := flushed(t, tp, exp)
+	if len(spans) != 1 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	var got []string
+	for _, kv := range spans[0].Attributes {
+		got = append(got, string(kv.Key)+"="+kv.Value.Emit())
+	}
+	want := []string{"commonly.run.id=run-1", "n=7", "upstream.message=bad key [redacted]", "clean=ok"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("attributes %q, want %q", got, want)
+	}
+}
