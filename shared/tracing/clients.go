@@ -8,6 +8,7 @@ import (
 	//lint:ignore SA1019 otelaws was deprecated (contrib PR #9707, 2026-09: no owner left) and v0.72.0 is its last release; its successor, the SDK's own tracing through github.com/aws/smithy-go/tracing/smithyoteltracing, is not on this build's module proxy. Move to it when it is (docs/operations.md, "Tracing").
 	"go.opentelemetry.io/contrib/instrumentation/github.com/aws/aws-sdk-go-v2/otelaws"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // HTTPClient is a copy of c whose calls are client spans (otelhttp) and
@@ -24,11 +25,17 @@ func HTTPClient(c *http.Client) *http.Client {
 
 // InstrumentAWS adds client spans (otelaws: operation, table names,
 // request id) to every call of the SDK clients built from cfg.
-func InstrumentAWS(cfg *aws.Config) { otelaws.AppendMiddlewares(&cfg.APIOptions) }
+func InstrumentAWS(cfg *aws.Config) { InstrumentAWSOptions(&cfg.APIOptions) }
 
 // InstrumentAWSOptions is InstrumentAWS for one client's APIOptions
 // (dynamodb.Options.APIOptions, ...), for a client built without an
 // aws.Config (the local stack's).
 func InstrumentAWSOptions(apiOptions *[]func(*middleware.Stack) error) {
-	otelaws.AppendMiddlewares(apiOptions)
+	otelaws.AppendMiddlewares(apiOptions, otelaws.WithTextMapPropagator(noPropagation))
 }
+
+// noPropagation injects nothing: AWS services read no W3C traceparent
+// (X-Ray's is X-Amzn-Trace-Id) and the dispatch carries the trace in its
+// payload (Carrier), so a header on each DynamoDB, Lambda and EventBridge
+// request would only cost its encoding and bytes.
+var noPropagation = propagation.NewCompositeTextMapPropagator()

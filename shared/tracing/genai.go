@@ -34,7 +34,10 @@ func EndChat(span trace.Span, step *runs.Step, errKind string) {
 		return
 	}
 	if step != nil {
-		span.SetAttributes(
+		// One SetAttributes: each call locks the span and may grow its
+		// attributes.
+		attrs := make([]attribute.KeyValue, 0, 8)
+		attrs = append(attrs,
 			semconv.GenAIResponseModel(step.Model),
 			semconv.GenAIUsageInputTokens(int(step.PromptTokens)),
 			semconv.GenAIUsageCacheReadInputTokens(int(step.CachedPromptTokens)),
@@ -42,14 +45,15 @@ func EndChat(span trace.Span, step *runs.Step, errKind string) {
 			CostMicros.Int64(int64(step.CostMicros)),
 		)
 		if step.CallID != "" {
-			span.SetAttributes(semconv.GenAIResponseID(step.CallID))
+			attrs = append(attrs, semconv.GenAIResponseID(step.CallID))
 		}
 		if step.FinishReason != "" {
-			span.SetAttributes(semconv.GenAIResponseFinishReasons(step.FinishReason))
+			attrs = append(attrs, semconv.GenAIResponseFinishReasons(step.FinishReason))
 		}
 		if step.Estimated {
-			span.SetAttributes(Estimated.Bool(true))
+			attrs = append(attrs, Estimated.Bool(true))
 		}
+		span.SetAttributes(attrs...)
 	}
 	if errKind != "" {
 		Fail(span, errKind)

@@ -25,8 +25,10 @@ func RunEnded(span trace.Span, r *runs.Run) {
 	if r == nil || !span.IsRecording() {
 		return
 	}
-	span.SetAttributes(RunStarted(r)...)
-	span.SetAttributes(
+	// One SetAttributes: each call locks the span and may grow its
+	// attributes.
+	attrs := append(make([]attribute.KeyValue, 0, 13), RunStarted(r)...)
+	attrs = append(attrs,
 		RunStatus.String(string(r.Status)),
 		semconv.GenAIUsageInputTokens(int(r.Tokens.Prompt)),
 		semconv.GenAIUsageCacheReadInputTokens(int(r.Tokens.CachedPrompt)),
@@ -36,11 +38,12 @@ func RunEnded(span trace.Span, r *runs.Run) {
 		Refunded.Bool(r.Refunded),
 	)
 	if r.Model != "" {
-		span.SetAttributes(semconv.GenAIRequestModel(r.Model))
+		attrs = append(attrs, semconv.GenAIRequestModel(r.Model))
 	}
 	if r.ErrorKind != "" {
-		span.SetAttributes(ErrorKind.String(string(r.ErrorKind)))
+		attrs = append(attrs, ErrorKind.String(string(r.ErrorKind)))
 	}
+	span.SetAttributes(attrs...)
 	if r.Status.Final() && r.Status != runs.StatusSucceeded {
 		Fail(span, string(r.ErrorKind))
 	}
