@@ -9,7 +9,7 @@ export PATH := $(GOBIN):$(PATH)
 STATICCHECK_VERSION := v0.8.2
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
-FUNCTIONS := turn reaper alarm
+FUNCTIONS := turn reaper alarm events
 # Go architecture of the bootstraps: amd64 (bin/<function>/bootstrap) runs
 # here under the RIE; the stack deploys arm64 (bin/arm64/<function>/bootstrap).
 LAMBDA_GOARCH ?= amd64

@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -15,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/commonly/runtime/functions/events/app"
-	"github.com/commonly/runtime/functions/events/handler"
 	"github.com/commonly/runtime/shared/gomaxprocs"
+	"github.com/commonly/runtime/shared/tracing"
 )
 
 func main() {
@@ -33,7 +34,7 @@ func main() {
 }
 
 // setup loads the configuration and builds the clients once per container.
-func setup(ctx context.Context, log *slog.Logger) (*handler.Handler, error) {
+func setup(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	cfg, err := app.LoadConfig(os.Getenv)
 	if err != nil {
 		return nil, err
@@ -42,9 +43,31 @@ func setup(ctx context.Context, log *slog.Logger) (*handler.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	tcfg, err := tracing.ConfigFromEnv(os.Getenv, "commonly-events", &tracing.XRay{Credentials: awsCfg.Credentials, Region: awsCfg.Region})
+	if err != nil {
+		return nil, err
+	}
+	tp, err := tracing.Setup(ctx, tcfg)
+	if err != nil {
+		return nil, err
+	}
+	if tp.Enabled() {
+		// DynamoDB calls as client spans.
+		tracing.InstrumentAWS(&awsCfg)
+	}
 	v, err := app.NewOIDCVerifier(ctx, cfg.JWTIssuer, cfg.JWTAudience)
 	if err != nil {
 		return nil, err
 	}
-	return app.Build(cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg), Verifier: v, Log: log})
+	h, err := app.Build(cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg), Verifier: v, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	// The spans go before the environment freezes: after the stream.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		if err := tp.Flush(context.WithoutCancel(r.Context())); err != nil {
+			log.Warn("flushing spans failed", "err", err)
+		}
+	}), nil
 }

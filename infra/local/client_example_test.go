@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,7 +71,14 @@ func TestClientExampleAgainstTheLocalStack(t *testing.T) {
 		apitest.Check(t, ev, resp)
 		return resp
 	}
-	api := httptest.NewServer(&apigatewaylocal.Gateway{Secret: secret, Invoke: invoke, Log: log})
+	// The events route, its first connection cut after three events: the
+	// client must resume with Last-Event-ID.
+	events, err := eventsHandler(db.Client(), cfg.Tables, secret, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := &cutOnce{h: events, after: 3}
+	api := httptest.NewServer(&apigatewaylocal.Gateway{Secret: secret, Invoke: invoke, Events: cut, Log: log})
 	defer api.Close()
 
 	admin, _ := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, time.Now())
@@ -86,4 +97,67 @@ func TestClientExampleAgainstTheLocalStack(t *testing.T) {
 	if got := string(out); !strings.Contains(got, "[offline model]") || !strings.Contains(got, "1/30 turns today") {
 		t.Errorf("the example printed:\n%s", got)
 	}
+	// watchRun: every event once, in order, across the cut, ending with
+	// run.finished; the second request resumed after the third event.
+	want := "events: 1 run.started, 2 model.started, 3 model.finished, 4 run.finished (succeeded, "
+	if !strings.Contains(string(out), want) {
+		t.Errorf("watchRun saw:\n%s\nwant %q", out, want)
+	}
+	if got := cut.lastEventIDs(); len(got) < 2 || got[0] != "" || got[1] != "3" {
+		t.Errorf("Last-Event-ID of the event requests: %q", got)
+	}
+}
+
+// cutOnce serves the events route and cuts its first stream after `after`
+// events, as a dropped connection would.
+type cutOnce struct {
+	h     http.Handler
+	after int
+	mu    sync.Mutex
+	ids   []string
+}
+
+func (c *cutOnce) lastEventIDs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.ids)
+}
+
+func (c *cutOnce) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	first := len(c.ids) == 0
+	c.ids = append(c.ids, r.Header.Get("Last-Event-ID"))
+	c.mu.Unlock()
+	if !first {
+		c.h.ServeHTTP(w, r)
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	cw := &countingWriter{ResponseWriter: w, left: c.after, cancel: cancel}
+	c.h.ServeHTTP(cw, r.WithContext(ctx))
+	panic(http.ErrAbortHandler) // the connection drops
+}
+
+// countingWriter passes events through until `left` are written, then
+// stops the stream.
+type countingWriter struct {
+	http.ResponseWriter
+	left   int
+	cancel func()
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	if w.left <= 0 {
+		w.cancel()
+		return 0, errors.New("cut")
+	}
+	if strings.HasPrefix(string(b), "id: ") {
+		w.left--
+	}
+	n, err := w.ResponseWriter.Write(b)
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+	return n, err
 }

@@ -65,3 +65,25 @@ func TestEventLogBoundsText(t *testing.T) {
 		t.Fatalf("%d bytes of text stored", n)
 	}
 }
+
+// The run item keeps its events as one string and reads back the same
+// events, text with line breaks included.
+func TestEventsEncodeAsOneString(t *testing.T) {
+	l := NewEventLog(nil, nil, nil)
+	l.Record(RunStarted{Engine: "native"})
+	l.Record(TextDelta{Text: "two\nlines"})
+	l.Record(ToolFinished{Name: "t", Output: "a\r\nb"})
+	evs := l.Snapshot()
+	got, err := DecodeEvents(EncodeEvents(evs))
+	if err != nil || len(got) != 3 {
+		t.Fatalf("%v %v", got, err)
+	}
+	for i := range evs {
+		if got[i] != evs[i] {
+			t.Errorf("event %d: %+v, want %+v", i, got[i], evs[i])
+		}
+	}
+	if _, err := DecodeEvents("{}\nnot json"); err == nil {
+		t.Error("a broken line decoded")
+	}
+}

@@ -1,6 +1,9 @@
 package runs
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/commonly/runtime/shared/money"
@@ -45,13 +48,55 @@ func Record(r Recorder, d EventData) {
 	}
 }
 
-// StoredEvent is an event as the run item keeps it: its id, increasing
+// StoredEvent is an event as the run keeps it: its id, increasing
 // within the run from 1, its type and its data, the JSON object sent as
 // the SSE data field (type, id and at included).
 type StoredEvent struct {
-	ID   int64     `json:"id" dynamodbav:"i"`
-	Type EventType `json:"type" dynamodbav:"t"`
-	Data string    `json:"data" dynamodbav:"d"`
+	ID   int64
+	Type EventType
+	Data string
+}
+
+// EncodeEvents is a run's events as the run item keeps them: their data,
+// one JSON object a line (JSON escapes line breaks inside strings), in
+// one string attribute. One attribute rather than a list of maps: each
+// write of the run carries it, and a list costs DynamoDB (and the SDK) an
+// attribute value per field of every event.
+func EncodeEvents(evs []StoredEvent) string {
+	var n int
+	for _, e := range evs {
+		n += len(e.Data) + 1
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, e := range evs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Data)
+	}
+	return b.String()
+}
+
+// DecodeEvents reads back EncodeEvents; each line's id and type are its
+// data's own.
+func DecodeEvents(s string) ([]StoredEvent, error) {
+	if s == "" {
+		return nil, nil
+	}
+	lines := strings.Split(s, "\n")
+	out := make([]StoredEvent, 0, len(lines))
+	for i, line := range lines {
+		var head struct {
+			Type EventType `json:"type"`
+			ID   int64     `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(line), &head); err != nil || head.ID <= 0 || head.Type == "" {
+			return nil, fmt.Errorf("event %d of the run is not an event", i)
+		}
+		out = append(out, StoredEvent{ID: head.ID, Type: head.Type, Data: line})
+	}
+	return out, nil
 }
 
 // RunStarted: the worker claimed the run. Model is the install's model

@@ -120,8 +120,9 @@ type Run struct {
 	// records the amount it charged.
 	CapChargedMicros money.Micros `json:"-" dynamodbav:"capChargedMicros,omitempty"`
 	// Events are what happened in the run so far (events.go), kept on
-	// the run's item for GET /v1/runs/{runId}/events; not in the run's JSON.
-	Events []StoredEvent `json:"-" dynamodbav:"events,omitempty"`
+	// the run's item for GET /v1/runs/{runId}/events, not in the run's
+	// JSON; the store keeps them as one string (EncodeEvents).
+	Events []StoredEvent `json:"-" dynamodbav:"-"`
 
 	IdempotencyKey string `json:"-" dynamodbav:"idempotencyKey,omitempty"`
 	RequestHash    string `json:"-" dynamodbav:"requestHash,omitempty"`

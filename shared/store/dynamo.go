@@ -191,6 +191,9 @@ func (d *Dynamo) marshalRun(r *runs.Run) (map[string]types.AttributeValue, error
 		return nil, fmt.Errorf("marshal run %s: %w", r.RunID, err)
 	}
 	dropEmptyLists(item)
+	if len(r.Events) > 0 {
+		item[attrEvents] = str(runs.EncodeEvents(r.Events))
+	}
 	item[tablekeys.TTL] = num(tablekeys.ExpiresAfterDay(r.CreatedAt))
 	if !r.Status.Final() {
 		shard := tablekeys.Shard(r.RunID, d.shards)

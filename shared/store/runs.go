@@ -36,6 +36,13 @@ func decodeRun(runID string, item map[string]types.AttributeValue) (*runs.Run, e
 	if r.Steps == nil {
 		r.Steps = []runs.Step{}
 	}
+	if v, ok := item[attrEvents].(*types.AttributeValueMemberS); ok {
+		evs, err := runs.DecodeEvents(v.Value)
+		if err != nil {
+			return nil, fmt.Errorf("decode run %s: %w", runID, err)
+		}
+		r.Events = evs
+	}
 	return &r, nil
 }
 

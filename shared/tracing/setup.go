@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -200,7 +201,9 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 		exps = append(exps, exp)
 	}
 	if cfg.XRay != nil {
-		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(cfg.XRay.endpointURL()), otlptracehttp.WithHTTPClient(cfg.XRay.client()))
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(cfg.XRay.endpointURL()), otlptracehttp.WithHTTPClient(cfg.XRay.client()),
+			otlptracehttp.WithTimeout(FlushTimeout),
+			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: 100 * time.Millisecond, MaxInterval: 500 * time.Millisecond, MaxElapsedTime: FlushTimeout}))
 		if err != nil {
 			return nil, fmt.Errorf("tracing: X-Ray exporter: %w", err)
 		}
@@ -277,6 +280,10 @@ func (p *Provider) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// FlushTimeout bounds the flush at the end of an invocation, and each
+// X-Ray export with its retries.
+const FlushTimeout = 2 * time.Second
+
 // WithFlush wraps a Lambda handler so that each invocation's kept spans
 // are exported before it returns: Lambda freezes the environment once
 // the handler returns. Off, h is returned as is.
@@ -286,7 +293,11 @@ func WithFlush[E, R any](p *Provider, log *slog.Logger, h func(context.Context, 
 	}
 	return func(ctx context.Context, ev E) (R, error) {
 		defer func() {
-			if err := p.Flush(context.WithoutCancel(ctx)); err != nil {
+			// Bounded: an exporter that cannot reach its endpoint must not
+			// hold the invocation (the span batch is dropped instead).
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FlushTimeout)
+			defer cancel()
+			if err := p.Flush(fctx); err != nil {
 				log.WarnContext(ctx, "traces not exported", "err", err)
 			}
 		}()

@@ -4,6 +4,7 @@
 // point openapi-typescript at GET /v1/openapi.json instead), calls go
 // through openapi-fetch, and `make test` type-checks this file against the
 // document, so a change of the API that breaks it fails there first.
+import { createParser } from "eventsource-parser";
 import createClient, { type Client } from "openapi-fetch";
 
 import type { components, paths } from "./generated/schema";
@@ -15,6 +16,8 @@ export type RunStatus = components["schemas"]["RunStatus"];
 export type Install = components["schemas"]["Install"];
 export type Engine = components["schemas"]["Engine"];
 export type TurnClient = Client<paths>;
+export type RunEvent = components["schemas"]["RunEvent"];
+export type RunFinishedEvent = components["schemas"]["RunFinishedEvent"];
 
 /** Every error body the API documents: a problem (RFC 9457) or API Gateway's own message. */
 type ErrorBody =
@@ -127,14 +130,99 @@ export async function readUsage(client: TurnClient): Promise<Usage> {
   return data;
 }
 
+/**
+ * Watches a run as it happens: GET /v1/runs/{runId}/events (Server-Sent
+ * Events, parsed with eventsource-parser over fetch, which, unlike the
+ * browser's EventSource, can send the Authorization header). Each event
+ * goes to onEvent once, in order; the run.finished event, always the last,
+ * is returned. A dropped connection, or a stream the server closed at its
+ * time limit, is resumed with Last-Event-ID after the server's retry delay.
+ * eventsBaseUrl is the stack's EventsUrl output in AWS, the API's address
+ * in the local stack.
+ */
+export async function watchRun(
+  eventsBaseUrl: string,
+  token: () => string | Promise<string>,
+  runId: string,
+  onEvent: (event: RunEvent) => void,
+  { maxReconnects = 20, signal }: { maxReconnects?: number; signal?: AbortSignal } = {},
+): Promise<RunFinishedEvent> {
+  let lastId = "";
+  let retryMs = 1000;
+  for (let attempt = 0; ; attempt++) {
+    let finished: RunFinishedEvent | undefined;
+    try {
+      const headers: Record<string, string> = { Authorization: `Bearer ${await token()}`, Accept: "text/event-stream" };
+      if (lastId !== "") {
+        headers["Last-Event-ID"] = lastId;
+      }
+      const response = await fetch(`${eventsBaseUrl}/v1/runs/${encodeURIComponent(runId)}/events`, { headers, signal });
+      if (!response.ok || response.body === null) {
+        const err = apiError(response, (await response.json().catch(() => undefined)) as ErrorBody | undefined);
+        if (response.status < 500) {
+          throw err; // not_found, unauthenticated: resuming cannot help
+        }
+        throw Object.assign(err, { retry: true });
+      }
+      const parser = createParser({
+        onEvent(message) {
+          if (finished !== undefined) {
+            return;
+          }
+          const event = JSON.parse(message.data) as RunEvent;
+          lastId = message.id ?? String(event.id);
+          onEvent(event);
+          if (event.type === "run.finished") {
+            finished = event;
+          }
+        },
+        onRetry(ms) {
+          retryMs = ms;
+        },
+      });
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) {
+          break;
+        }
+        parser.feed(decoder.decode(value, { stream: true }));
+        if (finished !== undefined) {
+          await reader.cancel();
+          return finished;
+        }
+      }
+    } catch (err) {
+      if (finished !== undefined) {
+        return finished;
+      }
+      if (signal?.aborted || (err instanceof ApiError && !("retry" in err))) {
+        throw err;
+      }
+      // A dropped connection: resume below.
+    }
+    if (finished !== undefined) {
+      return finished;
+    }
+    if (attempt >= maxReconnects) {
+      throw new Error(`run ${runId}: the event stream closed ${attempt + 1} times before run.finished`);
+    }
+    await sleep(retryMs);
+  }
+}
+
 /** What a pod's UI might show after a turn. */
 export async function example(baseUrl: string, token: string): Promise<string> {
   const client = turnClient(baseUrl, () => token);
   try {
     const run = await runTurn(client, "demo-install", "What is the sum of the squares of 1..10?");
+    // The "agent is working…" view: every event of the turn, in order.
+    const seen: string[] = [];
+    const finished = await watchRun(baseUrl, () => token, run.runId, (e) => seen.push(`${e.id} ${e.type}`));
     const usage = await readUsage(client);
     const outcome = run.status === "succeeded" ? (run.finalMessage ?? "") : `${run.status}: ${run.errorKind ?? "unknown"}`;
-    return `${outcome}\n${usage.turnsUsed}/${usage.turnsLimit} turns today ($${usage.costUSD.toFixed(4)}), resets ${usage.resetsAt}`;
+    return `${outcome}\nevents: ${seen.join(", ")} (${finished.status}, ${finished.costMicros} µ$)\n${usage.turnsUsed}/${usage.turnsLimit} turns today ($${usage.costUSD.toFixed(4)}), resets ${usage.resetsAt}`;
   } catch (err) {
     if (err instanceof ApiError && err.body && "type" in err.body && err.body.type === `${problemBase}turn_ceiling_reached`) {
       return `Daily limit of ${err.body.limit} turns reached; try again after ${err.body.resetsAt}.`;

@@ -32,9 +32,7 @@ type Config struct {
 }
 
 // Variables are every variable LoadConfig reads.
-func Variables() []string {
-	return []string{"STATE_TABLE", "RUNS_TABLE", "JWT_ISSUER", "JWT_AUDIENCE", "STREAM_MAX"}
-}
+var Variables = []string{"STATE_TABLE", "RUNS_TABLE", "JWT_ISSUER", "JWT_AUDIENCE", "STREAM_MAX"}
 
 // LoadConfig reads the configuration and reports every problem at once,
 // in a fixed order.

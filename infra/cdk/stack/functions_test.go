@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	alarmapp "github.com/commonly/runtime/functions/alarm/app"
+	eventsapp "github.com/commonly/runtime/functions/events/app"
 	reaperapp "github.com/commonly/runtime/functions/reaper/app"
 	turnapp "github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/shared/gomaxprocs"
@@ -36,6 +37,7 @@ var fnCases = []fnCase{
 	{TurnFunctionID, "turn", func(x *synthesized) *function { return x.Turn.function }, 256, 180, turnapp.Variables, append([]string{gomaxprocs.Env}, tracing.Variables...), 200},
 	{AlarmFunctionID, "alarm", func(x *synthesized) *function { return x.Alarm.function }, 256, 60, alarmapp.Variables, tracing.Variables, 5},
 	{ReaperFunctionID, "reaper", func(x *synthesized) *function { return x.Reaper.function }, 256, 55, reaperapp.Variables, tracing.Variables, 1},
+	{EventsFunctionID, "events", func(x *synthesized) *function { return x.RunEvents.function }, 256, 900, eventsapp.Variables, tracing.Variables, 50},
 }
 
 func TestFunctions(t *testing.T) {
@@ -113,6 +115,7 @@ func TestEnvironmentDeclaresWhatEachFunctionReads(t *testing.T) {
 			},
 			AlarmFunctionID:  {"STATE_TABLE": state, "EVENT_BUS_NAME": ref(x.id(x.Events.Bus))},
 			ReaperFunctionID: {"STAGE": s.Stage, "STATE_TABLE": state, "RUNS_TABLE": runs, "SANDBOX": "e2b"},
+			EventsFunctionID: {"STATE_TABLE": state, "RUNS_TABLE": runs, "JWT_ISSUER": s.JWTIssuer, "JWT_AUDIENCE": "commonly-turns"},
 		}
 		// Every function sends its spans to X-Ray, keeping the stage's
 		// share of what did not fail.

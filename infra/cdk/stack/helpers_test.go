@@ -24,7 +24,7 @@ var assets = sync.OnceValue(func() string {
 	if err != nil {
 		panic(err)
 	}
-	for _, fn := range []string{"turn", "alarm", "reaper"} {
+	for _, fn := range []string{"turn", "alarm", "reaper", "events"} {
 		if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
 			panic(err)
 		}
@@ -59,7 +59,7 @@ func prodSettings() Settings {
 	s.Stage, s.Production, s.LogRetentionDays = "prod", true, 90
 	share := 0.1
 	s.Tracing.SampleRatio = &share
-	s.ReservedConcurrency = map[string]int{TurnFunctionID: 200, AlarmFunctionID: 5, ReaperFunctionID: 1}
+	s.ReservedConcurrency = map[string]int{TurnFunctionID: 200, AlarmFunctionID: 5, ReaperFunctionID: 1, EventsFunctionID: 50}
 	s.Secrets = map[string]string{
 		"LLM_API_KEY": "", "E2B_API_KEY": "",
 		"BROKER_TOKEN":     "arn:aws:secretsmanager:us-east-1:123456789012:secret:broker-AbCdEf",

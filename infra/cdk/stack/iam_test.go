@@ -145,6 +145,12 @@ func TestLeastPrivilege(t *testing.T) {
 			st("dynamodb:GetItem,dynamodb:PutItem", runs),
 			xray,
 		},
+		// A run read, nothing else (and its spans).
+		EventsFunctionID: {
+			logs(x.RunEvents.function),
+			st("dynamodb:GetItem", runs),
+			xray,
+		},
 	}
 	for _, c := range fnCases {
 		f := c.fn(x)
@@ -162,7 +168,7 @@ func TestLeastPrivilege(t *testing.T) {
 			"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": map[string]any{"Service": "lambda.amazonaws.com"},
 		}})
 	}
-	if n := len(x.ofType("AWS::IAM::Role")); n != 3 {
+	if n := len(x.ofType("AWS::IAM::Role")); n != len(fnCases) {
 		t.Errorf("%d roles, want one per function", n)
 	}
 }

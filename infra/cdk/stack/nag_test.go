@@ -17,7 +17,7 @@ import (
 // in the code). A new suppression has to be listed here, on purpose.
 var suppressed = func() []string {
 	list := []string{"AwsSolutions-IAM5 Alarm/AlarmFunctionRole/DefaultPolicy",
-		"AwsSolutions-IAM5 Alarm/TracesToXRay", "AwsSolutions-IAM5 Reaper/TracesToXRay", "AwsSolutions-IAM5 Turn/TracesToXRay",
+		"AwsSolutions-IAM5 Alarm/TracesToXRay", "AwsSolutions-IAM5 Reaper/TracesToXRay", "AwsSolutions-IAM5 RunEvents/TracesToXRay", "AwsSolutions-IAM5 Turn/TracesToXRay",
 		"AwsSolutions-SMG4 Secrets/E2B_API_KEY",
 		"AwsSolutions-SMG4 Secrets/LLM_API_KEY",
 		"AwsSolutions-SQS3 Alarm/StreamFailures",

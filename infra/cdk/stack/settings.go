@@ -19,10 +19,11 @@ const (
 	TurnFunctionID   = "TurnFunction"
 	AlarmFunctionID  = "AlarmFunction"
 	ReaperFunctionID = "ReaperFunction"
+	EventsFunctionID = "EventsFunction"
 )
 
-// FunctionIDs are the three functions' construct ids.
-var FunctionIDs = []string{TurnFunctionID, AlarmFunctionID, ReaperFunctionID}
+// FunctionIDs are the functions' construct ids.
+var FunctionIDs = []string{TurnFunctionID, AlarmFunctionID, ReaperFunctionID, EventsFunctionID}
 
 // Lambda architectures and the Go architecture each is built for.
 const (

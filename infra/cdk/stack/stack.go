@@ -19,6 +19,7 @@ type Stack struct {
 	Turn          *Turn
 	Alarm         *Alarm
 	Reaper        *Reaper
+	RunEvents     *RunEvents
 	API           *API
 	Observability *Observability
 }
@@ -30,7 +31,7 @@ func New(app constructs.Construct, s Settings) (*Stack, error) {
 	if err := s.validate(); err != nil {
 		return nil, err
 	}
-	if err := s.checkAssets("turn", "alarm", "reaper"); err != nil {
+	if err := s.checkAssets("turn", "alarm", "reaper", "events"); err != nil {
 		return nil, err
 	}
 	st := &Stack{Stack: awscdk.NewStack(app, jsii.String(Name(s.Stage)), &awscdk.StackProps{
@@ -50,6 +51,9 @@ func New(app constructs.Construct, s Settings) (*Stack, error) {
 		return nil, err
 	}
 	if st.Reaper, err = newReaper(st.Stack, &s, st.Data, st.Secrets); err != nil {
+		return nil, err
+	}
+	if st.RunEvents, err = newRunEvents(st.Stack, &s, st.Data); err != nil {
 		return nil, err
 	}
 	if st.API, err = newAPI(st.Stack, &s, st.Turn); err != nil {
