@@ -78,6 +78,11 @@ var finalStatuses = map[string]bool{"succeeded": true, "failed": true, "interrup
 // not finished yet, or whose facts cannot be read (its cost still counts:
 // the report shows it as not finished).
 func decodeFacts(item map[string]types.AttributeValue) *Facts {
+	// Most records are of open runs (admission, claim, checkpoints): look
+	// at the status before decoding the rest.
+	if st, ok := item["status"].(*types.AttributeValueMemberS); !ok || !finalStatuses[st.Value] {
+		return nil
+	}
 	var im factImage
 	if err := attributevalue.UnmarshalMap(item, &im); err != nil || !finalStatuses[im.Status] {
 		return nil

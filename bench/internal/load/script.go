@@ -72,8 +72,18 @@ type directive struct {
 const directivePrefix = "load-turn "
 
 func (d directive) message(user string, n int) string {
-	return fmt.Sprintf("%skind=%s fault=%s user=%s n=%d", directivePrefix, d.Kind, d.Fault, user, n)
+	m := fmt.Sprintf("%skind=%s fault=%s user=%s n=%d", directivePrefix, d.Kind, d.Fault, user, n)
+	if d.Kind == Spend {
+		// A provider bills at most a token a byte of what a request
+		// carries: an expensive turn carries a long prompt.
+		m += " pad=" + strings.Repeat("x", spendPadBytes)
+	}
+	return m
 }
+
+// spendPadBytes pads a spend turn's message, under the API's 16,000
+// characters.
+const spendPadBytes = 14_000
 
 func parseDirective(text string) (directive, bool) {
 	rest, ok := strings.CutPrefix(text, directivePrefix)
@@ -93,8 +103,25 @@ func parseDirective(text string) (directive, bool) {
 	return d, d.Kind != ""
 }
 
-// Spend turns' usage a model call: about 2 US cents a turn at peak prices.
+// Spend turns' usage a model call, at most: about 2 US cents a turn at
+// peak prices. spendUsage bills what the request allows, as a provider
+// does: no more prompt tokens than the request's text has bytes (a
+// byte-level tokenizer's tokens each cover a byte or more) and no more
+// output than its max_tokens (which the spend cap sizes).
 var spendUsage = llmtest.Usage{Shape: llmtest.OpenAIShape, Prompt: 20_000, Completion: 2_000}
+
+func spendUsageOf(req llmtest.ChatRequest) llmtest.Usage {
+	u := spendUsage
+	var text int64
+	for _, m := range req.Messages {
+		text += int64(len(m.Text()))
+	}
+	u.Prompt = min(u.Prompt, text)
+	if req.MaxTokens != nil {
+		u.Completion = min(u.Completion, *req.MaxTokens)
+	}
+	return u
+}
 
 // respond is the scripted model: the step a request calls for, from its
 // turn's directive and the tool results it carries.
@@ -135,7 +162,7 @@ func respond(req llmtest.ChatRequest) llmtest.Step {
 		step = llmtest.Text(script.Final)
 	}
 	if d.Kind == Spend {
-		step = step.WithUsage(spendUsage)
+		step = step.WithUsage(spendUsageOf(req))
 	}
 	if d.Fault == NoUsage {
 		step = step.WithUsage(llmtest.Usage{Shape: llmtest.NoUsage})

@@ -5,12 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +18,6 @@ import (
 
 	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/events/handler"
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
@@ -30,26 +26,6 @@ import (
 )
 
 var tables = store.Tables{State: "state", Runs: "runs"}
-
-var update = flag.Bool("update", false, "rewrite ../testdata/aws-calls/handler.json from the AWS calls the tests made")
-
-// recorded is every AWS call the function's code made in the tests,
-// kept in ../testdata/aws-calls/handler.json for infra/cdk/stack's
-// TestRolesAllowRecordedCalls.
-var recorded awscalls.Recorder
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	code := m.Run()
-	if code == 0 && flag.Lookup("test.run").Value.String() == "" {
-		if err := awscalls.Keep("../testdata/aws-calls/handler.json", &recorded,
-			map[string]string{"STATE_TABLE": tables.State, "RUNS_TABLE": tables.Runs}, *update); err != nil {
-			fmt.Fprintln(os.Stderr, "FAIL: AWS calls:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
 
 // tokens stand for verified JWTs: "Bearer <sub>[ admin]".
 var verifier = handler.VerifierFunc(func(_ context.Context, auth string) (map[string]string, error) {
@@ -82,13 +58,13 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The function's own reads go through a recorded client; the test's
-	// writes (standing in for the worker) do not.
-	reads, err := store.New(store.Config{DB: db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption) }), Tables: tables})
+	// The function's own store, on a client that records its calls; st
+	// is the test's, writing the runs it watches.
+	fnStore, err := store.New(store.Config{DB: db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption) }), Tables: tables})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := turns.NewWatcher(turns.WatcherConfig{Runs: reads})
+	w, err := turns.NewWatcher(turns.WatcherConfig{Runs: fnStore})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,6 +83,8 @@ func newStackDeps(t *testing.T, extra map[string]string, deps func(*app.Deps, *d
 		"SEARCH_PROVIDER": "exa", "SEARCH_API_KEY": searchKey, "SEARCH_API_URL": s.search.URL,
 		// The local sandbox, by name; e2bEnv switches to the E2B fake.
 		"SANDBOX": "local",
+		// The deployment-wide sandbox cap, as the stack sets it.
+		"SANDBOX_MAX_CONCURRENT": "90",
 	}
 	for k, v := range extra {
 		env[k] = v

@@ -110,7 +110,7 @@ func TestSpendCapHoldsUnderConcurrency(t *testing.T) {
 	// is refused whole: each wave runs on what the earlier ones' final
 	// writes released, until the day's cap has no useful reservation left.
 	exhausted := false
-	for wave := 0; wave < 12 && !exhausted; wave++ {
+	for wave := 0; wave < 30 && !exhausted; wave++ {
 		before := len(s.allRuns(t))
 		var wg sync.WaitGroup
 		for i := range 30 {
@@ -129,7 +129,7 @@ func TestSpendCapHoldsUnderConcurrency(t *testing.T) {
 		t.Logf("wave %d: %d runs admitted, %d in all, spent %s, committed %s", wave, len(after)-before, len(after), sp, s.committed(t))
 	}
 	if !exhausted {
-		t.Fatal("twelve waves and the cap still admits: the test proves nothing")
+		t.Fatal("thirty waves and the cap still admits: the test proves nothing")
 	}
 	refusedAtCap := 0
 	for _, r := range results {

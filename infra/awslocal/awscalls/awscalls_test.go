@@ -94,6 +94,29 @@ func TestClientAndStandInRecordTheSameCalls(t *testing.T) {
 			return err
 		},
 		func() error {
+			_, err := ddb.TransactGetItems(ctx, &dynamodb.TransactGetItemsInput{TransactItems: []types.TransactGetItem{
+				{Get: &types.Get{TableName: aws.String("state"), Key: item(plan)}},
+				{Get: &types.Get{TableName: aws.String("runs"), Key: map[string]types.AttributeValue{tablekeys.RunID: s("r1")}}},
+			}})
+			return err
+		},
+		func() error {
+			_, err := ddb.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{
+				"state": {{PutRequest: &types.PutRequest{Item: item(tablekeys.Sandbox("s1"))}}, {DeleteRequest: &types.DeleteRequest{Key: item(day)}}},
+			}})
+			return err
+		},
+		func() error {
+			_, err := ddb.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String("state"), Key: item(tablekeys.Sandbox("s1"))})
+			return err
+		},
+		func() error {
+			_, err := ddb.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("state"),
+				KeyConditionExpression: aws.String("#pk = :pk AND begins_with(#sk, :d)"), ExpressionAttributeNames: map[string]string{"#pk": tablekeys.PK, "#sk": tablekeys.SK},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(plan.PK), ":d": s("DAY#")}})
+			return err
+		},
+		func() error {
 			_, err := ddb.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("state"), IndexName: aws.String(tablekeys.LiveIndex),
 				KeyConditionExpression:    aws.String("gsi1pk = :p"),
 				ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(tablekeys.LiveValue)}})
@@ -143,6 +166,10 @@ func TestClientAndStandInRecordTheSameCalls(t *testing.T) {
 		{Service: "dynamodb", Operation: "BatchGetItem", Items: []awscalls.Item{{Table: "runs", Kind: "Get"}, {Table: "state", Kind: "Get", Key: "USER#"}}},
 		{Service: "dynamodb", Operation: "TransactWriteItems", Items: []awscalls.Item{
 			{Table: "runs", Kind: "Put"}, {Table: "state", Kind: "ConditionCheck", Key: "USER#"}, {Table: "state", Kind: "Update", Key: "USER#"}}},
+		{Service: "dynamodb", Operation: "TransactGetItems", Items: []awscalls.Item{{Table: "runs", Kind: "Get"}, {Table: "state", Kind: "Get", Key: "USER#"}}},
+		{Service: "dynamodb", Operation: "BatchWriteItem", Items: []awscalls.Item{{Table: "state", Kind: "Delete", Key: "USER#"}, {Table: "state", Kind: "Put", Key: "SANDBOX#"}}},
+		{Service: "dynamodb", Operation: "DeleteItem", Table: "state", Key: "SANDBOX#"},
+		{Service: "dynamodb", Operation: "Query", Table: "state", Key: "USER#"},
 		{Service: "dynamodb", Operation: "Query", Table: "state", Index: "live"},
 		{Service: "events", Operation: "PutEvents", Resource: "alarms"},
 		{Service: "secretsmanager", Operation: "GetSecretValue", Resource: secretARN},
@@ -151,7 +178,7 @@ func TestClientAndStandInRecordTheSameCalls(t *testing.T) {
 	if !slices.EqualFunc(got, want, func(a, b awscalls.Call) bool { return awscalls.Compare(a, b) == 0 }) {
 		t.Fatalf("recorded\n%v\nwant\n%v", got, want)
 	}
-	if n := awscalls.Count(got); n["PutItem"] != 1 || len(n) != len(want) {
+	if n := awscalls.Count(got); n["PutItem"] != 1 || n["Query"] != 2 || len(n) != len(want)-1 {
 		t.Fatalf("Count %v", n)
 	}
 	if d := awscalls.Distinct(append(got, got...)); len(d) != len(want) {
@@ -164,5 +191,49 @@ func TestKeyPrefix(t *testing.T) {
 		if got := awscalls.KeyPrefix(pk); got != want {
 			t.Errorf("KeyPrefix(%q) = %q, want %q", pk, got, want)
 		}
+	}
+}
+
+// A recording names tables, secrets and buses by their variables, holds
+// each call once, and fails on any difference until rewritten.
+func TestSymbolicAndCheckFile(t *testing.T) {
+	vars := map[string]string{"STATE_TABLE": "state", "EVENT_BUS_NAME": "bus", "LLM_API_KEY_SECRET_ARN": "arn:s"}
+	calls := awscalls.Symbolic([]awscalls.Call{
+		{Service: "dynamodb", Operation: "UpdateItem", Table: "state", Key: "USER#"},
+		{Service: "dynamodb", Operation: "UpdateItem", Table: "state", Key: "USER#"},
+		{Service: "dynamodb", Operation: "Query", Table: "state", Index: "live"},
+		{Service: "dynamodb", Operation: "BatchGetItem", Items: []awscalls.Item{{Table: "state", Kind: "Get"}, {Table: "other", Kind: "Get"}}},
+		{Service: "events", Operation: "PutEvents", Resource: "bus,default"},
+		{Service: "secretsmanager", Operation: "GetSecretValue", Resource: "arn:s"},
+	}, vars)
+	path := t.TempDir() + "/calls.json"
+	if err := awscalls.CheckFile(path, calls, false); err == nil {
+		t.Fatal("a missing recording passed")
+	}
+	if err := awscalls.CheckFile(path, calls, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := awscalls.CheckFile(path, calls, false); err != nil {
+		t.Fatalf("the recording just written: %v", err)
+	}
+	if err := awscalls.CheckFile(path, calls[1:], false); err != nil {
+		t.Fatalf("a repeat is one call: %v", err)
+	}
+	if err := awscalls.CheckFile(path, calls[2:], false); err == nil {
+		t.Fatal("a call left out passed")
+	}
+	got, err := awscalls.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []awscalls.Call{
+		{Service: "dynamodb", Operation: "BatchGetItem", Items: []awscalls.Item{{Table: "$STATE_TABLE", Kind: "Get"}, {Table: "other", Kind: "Get"}}},
+		{Service: "dynamodb", Operation: "Query", Table: "$STATE_TABLE", Index: "live"},
+		{Service: "dynamodb", Operation: "UpdateItem", Table: "$STATE_TABLE", Key: "USER#"},
+		{Service: "events", Operation: "PutEvents", Resource: "$EVENT_BUS_NAME,default"},
+		{Service: "secretsmanager", Operation: "GetSecretValue", Resource: "$LLM_API_KEY_SECRET_ARN"},
+	}
+	if !slices.EqualFunc(got, want, func(a, b awscalls.Call) bool { return awscalls.Compare(a, b) == 0 }) {
+		t.Fatalf("read back\n%v\nwant\n%v", got, want)
 	}
 }

@@ -43,7 +43,9 @@ type Call struct {
 	Table string `json:"table,omitempty"`
 	Index string `json:"index,omitempty"`
 	// Key is the leading-key prefix of the item a single-item call
-	// (GetItem, PutItem, UpdateItem, DeleteItem) names: see KeyPrefix.
+	// (GetItem, PutItem, UpdateItem, DeleteItem) names, or of the
+	// partition a Query's key condition names when it is the table's
+	// partition key (not an index's): see KeyPrefix.
 	Key string `json:"key,omitempty"`
 	// Items are the tables a multi-table call (TransactWriteItems,
 	// TransactGetItems, BatchGetItem, BatchWriteItem) names, one per

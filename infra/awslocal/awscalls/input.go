@@ -24,6 +24,13 @@ func FromInput(serviceID, operation string, input any) Call {
 		c.Table, c.Key = deref(in.TableName), keyOf(in.Key)
 	case *dynamodb.QueryInput:
 		c.Table, c.Index = deref(in.TableName), deref(in.IndexName)
+		c.Key = queryKey(deref(in.KeyConditionExpression), in.ExpressionAttributeNames, func(v string) (string, bool) {
+			s, ok := in.ExpressionAttributeValues[v].(*types.AttributeValueMemberS)
+			if !ok {
+				return "", false
+			}
+			return s.Value, true
+		})
 	case *dynamodb.ScanInput:
 		c.Table, c.Index = deref(in.TableName), deref(in.IndexName)
 	case *dynamodb.DescribeTableInput:

@@ -18,8 +18,12 @@ type wireInput struct {
 		}
 	}
 	RequestItems map[string]json.RawMessage
-	SecretID     string `json:"SecretId"`
-	Entries      []struct{ EventBusName string }
+	// A Query's key condition.
+	KeyConditionExpression    string
+	ExpressionAttributeNames  map[string]string
+	ExpressionAttributeValues wireItem
+	SecretID                  string `json:"SecretId"`
+	Entries                   []struct{ EventBusName string }
 }
 
 // wireItem is an item or key in DynamoDB's JSON: {"pk":{"S":"USER#u1"}}.
@@ -50,6 +54,14 @@ func FromJSON(service, target string, body []byte) Call {
 		c.Table, c.Key = in.TableName, in.Item.key()
 	case "Query", "Scan":
 		c.Table, c.Index = in.TableName, in.IndexName
+		if op == "Query" {
+			c.Key = queryKey(in.KeyConditionExpression, in.ExpressionAttributeNames, func(v string) (string, bool) {
+				if av, ok := in.ExpressionAttributeValues[v]; ok && av.S != nil {
+					return *av.S, true
+				}
+				return "", false
+			})
+		}
 	case "DescribeTable", "CreateTable":
 		c.Table = in.TableName
 	case "TransactWriteItems", "TransactGetItems":

@@ -25,6 +25,7 @@ func TestLeadingKeysConfineWrites(t *testing.T) {
 		ledger  = tablekeys.Ledger("u1", day).PK
 		idem    = tablekeys.Idempotency("u1", "inst-1", "key").PK
 		sbx     = tablekeys.Sandbox("sbx-1").PK
+		slot    = tablekeys.SandboxSlotPartition(3)
 		other   = "OTHER#1" // a partition no kind of item has
 	)
 	turn, alarm, reaper := x.Turn.function, x.Alarm.function, x.Reaper.function
@@ -43,6 +44,9 @@ func TestLeadingKeysConfineWrites(t *testing.T) {
 		{"turn updates an install", turn, "UpdateItem", install, true},
 		{"turn updates a sandbox record", turn, "UpdateItem", sbx, true},
 		{"turn checks a user's plan", turn, "ConditionCheckItem", plan, true},
+		{"turn takes a sandbox slot", turn, "PutItem", slot, true},
+		{"turn frees a sandbox slot", turn, "DeleteItem", slot, true},
+		{"turn reads a shard's slots", turn, "Query", slot, true},
 		{"turn cannot update an idempotency record", turn, "UpdateItem", idem, false},
 		{"turn cannot check an install", turn, "ConditionCheckItem", install, false},
 		{"turn cannot put another partition", turn, "PutItem", other, false},
@@ -58,6 +62,7 @@ func TestLeadingKeysConfineWrites(t *testing.T) {
 		{"alarm cannot check a condition", alarm, "ConditionCheckItem", usage, false},
 		{"alarm cannot read one item", alarm, "GetItem", ledger, false},
 		{"alarm cannot delete", alarm, "DeleteItem", ledger, false},
+		{"alarm cannot take a sandbox slot", alarm, "PutItem", slot, false},
 
 		{"reaper updates a sandbox record", reaper, "UpdateItem", sbx, true},
 		{"reaper updates a user's day (a refund)", reaper, "UpdateItem", usage, true},

@@ -26,20 +26,22 @@ type drawn struct {
 	Flat    int                `json:"flat"` // bars with a value but no height
 	Width   float64            `json:"width"`
 	Series  map[string]int64   `json:"series"`
+	ByX     map[string]int64   `json:"byX"`
 	Markers map[string]float64 `json:"markers"`
 }
 
 const readCharts = `Array.from(document.querySelectorAll('svg.chart')).map(svg => {
   const bars = Array.from(svg.querySelectorAll('rect.bar'));
-  const series = {}, markers = {};
+  const series = {}, markers = {}, byX = {};
   let sum = 0, flat = 0;
   for (const b of bars) {
     const v = Number(b.dataset.value); sum += v;
     if (b.dataset.series) series[b.dataset.series] = (series[b.dataset.series] || 0) + v;
+    else byX[b.dataset.x] = (byX[b.dataset.x] || 0) + v;
     if (v > 0 && !(b.getBoundingClientRect().height > 0)) flat++;
   }
   for (const m of svg.querySelectorAll('line.marker')) markers[m.dataset.label] = Number(m.dataset.value);
-  return {id: svg.id, total: Number(svg.dataset.total), sum, bars: bars.length, flat, width: svg.getBoundingClientRect().width, series, markers};
+  return {id: svg.id, total: Number(svg.dataset.total), sum, bars: bars.length, flat, width: svg.getBoundingClientRect().width, series, markers, byX};
 })`
 
 // The page, rendered from a day of local runs, opened in headless
@@ -170,10 +172,17 @@ func TestReportInChromium(t *testing.T) {
 			equalMaps(t, "drawn turns by plan", c.Series, w.byPlan)
 		case "errors-by-kind":
 			equalMaps(t, "drawn errors by kind", c.Series, w.errors)
+		case "cost-per-turn", "tokens-per-turn", "duration":
+			equalMaps(t, "drawn "+c.ID+" by bucket", c.ByX, w.buckets[c.ID])
 		case "userday-cost":
+			equalMaps(t, "drawn user-day cost by bucket", c.ByX, w.buckets[c.ID])
 			if c.Markers["alarm"] != float64(cfg.Threshold) || c.Markers["cap"] != float64(cfg.Cap) {
 				t.Errorf("user-day cost lines %v, want alarm %d and cap %d", c.Markers, cfg.Threshold, cfg.Cap)
 			}
+		case "turns-per-userday-free", "turns-per-userday-pro":
+			equalMaps(t, "drawn "+c.ID, c.ByX, w.buckets[c.ID])
+		}
+		switch c.ID {
 		case "turns-per-userday-free":
 			if c.Markers["ceiling"] != 4 {
 				t.Errorf("free ceiling line %v, want 4", c.Markers)

@@ -2,8 +2,10 @@ package usage_test
 
 import (
 	"cmp"
+	"strconv"
 	"time"
 
+	"github.com/commonly/runtime/shared/ledger"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/utcday"
@@ -21,6 +23,16 @@ type want struct {
 	atFreeCeiling               int64
 	charged                     map[string]int64
 	plan                        map[string]string
+	// buckets are the histograms the records give: chart id → each
+	// bucket's upper bound (as drawn) → count.
+	buckets map[string]map[string]int64
+}
+
+func (w want) bucket(chart string, v int64) {
+	if w.buckets[chart] == nil {
+		w.buckets[chart] = map[string]int64{}
+	}
+	w.buckets[chart][strconv.FormatInt(ledger.BucketUpper(ledger.Bucket(v)), 10)]++
 }
 
 // userDaysByPlan counts the user-days of each plan.
@@ -36,6 +48,7 @@ func expect(d *dayOfRuns) want {
 	w := want{userDays: map[string]money.Micros{}, byEngine: map[string]int64{}, byPlan: map[string]int64{}, errors: map[string]int64{}, charged: map[string]int64{}}
 	plan := map[string]string{}
 	w.plan = plan
+	w.buckets = map[string]map[string]int64{}
 	w.plan = plan
 	for _, r := range d.runs {
 		w.userDays[r.UserID] += r.CostMicros
@@ -70,8 +83,17 @@ func expect(d *dayOfRuns) want {
 			w.codeRuns += code
 		}
 		w.maxCost = max(w.maxCost, r.CostMicros)
+		w.bucket("cost-per-turn", int64(r.CostMicros))
+		w.bucket("tokens-per-turn", r.Tokens.Prompt+r.Tokens.Completion)
+		w.bucket("duration", r.CompletedAt.Sub(r.CreatedAt).Milliseconds())
 	}
 	for u, c := range w.userDays {
+		w.bucket("userday-cost", int64(c))
+		id := "turns-per-userday-" + plan[u]
+		if w.buckets[id] == nil {
+			w.buckets[id] = map[string]int64{}
+		}
+		w.buckets[id][strconv.FormatInt(w.charged[u], 10)]++
 		w.maxUserDay = max(w.maxUserDay, c)
 		if plan[u] == "free" && w.charged[u] >= 4 {
 			w.atFreeCeiling++

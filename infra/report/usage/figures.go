@@ -64,7 +64,23 @@ type Ceiling struct {
 	// user-days that did not reach it stayed: the ceiling minus their
 	// median and their p90 turns.
 	HeadroomP50, HeadroomP90 int64
+	// WouldReach is, for other ceilings, how many of the plan's user-days
+	// used at least that many turns: those that would have reached it. A
+	// ceiling above the current one is a lower bound, since no day could
+	// use more turns than the ceiling it had.
+	WouldReach []Reach
 }
+
+// Reach is how many user-days reach a ceiling.
+type Reach struct {
+	Ceiling  int64
+	UserDays int64
+	// Bound says the count is a lower bound (above the current ceiling).
+	Bound bool
+}
+
+// candidateCeilings are the other ceilings the page weighs.
+var candidateCeilings = []int64{5, 10, 20, 30, 50, 100, 200}
 
 // Report is every figure the page and the CSV show.
 type Report struct {
@@ -258,6 +274,15 @@ func (b *Builder) Report() *Report {
 		}
 		if u := exactDist(under); known && u.N > 0 {
 			c.HeadroomP50, c.HeadroomP90 = limit-u.P50, limit-u.P90
+		}
+		for _, ceil := range candidateCeilings {
+			r := Reach{Ceiling: ceil, Bound: known && ceil > limit}
+			for _, n := range ts {
+				if n >= ceil {
+					r.UserDays++
+				}
+			}
+			c.WouldReach = append(c.WouldReach, r)
 		}
 		r.Ceilings = append(r.Ceilings, c)
 	}

@@ -228,6 +228,13 @@ func (r *Report) CSV(w *bytes.Buffer) error {
 		row(s, "", "user_days_at_ceiling", n(c.AtCeiling))
 		row(s, "", "headroom_of_the_rest_p50", n(c.HeadroomP50))
 		row(s, "", "headroom_of_the_rest_p90", n(c.HeadroomP90))
+		for _, r := range c.WouldReach {
+			name := "user_days_that_would_reach_" + n(r.Ceiling)
+			if r.Bound {
+				name += "_at_least"
+			}
+			row(s, "", name, n(r.UserDays))
+		}
 	}
 	row("headline", "", "cost_usd_per_1000_turns", r.Per1000.USD())
 	row("headline", "", "share_of_turns_that_ran_code", strconv.FormatFloat(r.CodeShare, 'f', 4, 64))

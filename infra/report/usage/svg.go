@@ -53,6 +53,9 @@ func stackedBars(id string, cats []string, ss []series, format func(int64) strin
 	}
 	var b strings.Builder
 	open(&b, id, total)
+	if total == 0 {
+		b.WriteString(noData)
+	}
 	scale := axisY(&b, top, format)
 	slot := (chartW - padL - padR) / float64(max(len(cats), 1))
 	bw := slot * 0.7
@@ -104,8 +107,8 @@ func histogram(id string, counts map[int]int64, linear bool, format func(int64) 
 	}
 	var b strings.Builder
 	open(&b, id, total)
-	if hi < 0 {
-		b.WriteString(`<text x="360" y="130" text-anchor="middle" class="empty">no data</text></svg>`)
+	if total == 0 {
+		b.WriteString(noData + `</svg>`)
 		return template.HTML(b.String())
 	}
 	scale := axisY(&b, top, func(v int64) string { return fmt.Sprint(v) })
@@ -170,6 +173,8 @@ func axisY(b *strings.Builder, top int64, format func(int64) string) float64 {
 	}
 	return plot / float64(top)
 }
+
+const noData = `<text x="360" y="130" text-anchor="middle" class="empty">no data</text>`
 
 func esc(s string) string { return html.EscapeString(s) }
 
