@@ -51,17 +51,10 @@ func setup(ctx context.Context, log *slog.Logger) (func(context.Context, events.
 	if err != nil {
 		return nil, err
 	}
-	tcfg, err := tracing.ConfigFromEnv(os.Getenv, "commonly-alarm", &tracing.XRay{Credentials: awsCfg.Credentials, Region: awsCfg.Region})
+	// Traces, if configured, with DynamoDB and EventBridge calls as client spans.
+	tp, err := tracing.ForFunction(ctx, os.Getenv, "commonly-alarm", &awsCfg)
 	if err != nil {
 		return nil, err
-	}
-	tp, err := tracing.Setup(ctx, tcfg)
-	if err != nil {
-		return nil, err
-	}
-	if tp.Enabled() {
-		// DynamoDB and EventBridge calls as client spans.
-		tracing.InstrumentAWS(&awsCfg)
 	}
 	h, err := app.Build(cfg, app.Deps{
 		Dynamo:      dynamodb.NewFromConfig(awsCfg),

@@ -43,17 +43,10 @@ func setup(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	tcfg, err := tracing.ConfigFromEnv(os.Getenv, "commonly-events", &tracing.XRay{Credentials: awsCfg.Credentials, Region: awsCfg.Region})
+	// Traces, if configured, with DynamoDB calls as client spans.
+	tp, err := tracing.ForFunction(ctx, os.Getenv, "commonly-events", &awsCfg)
 	if err != nil {
 		return nil, err
-	}
-	tp, err := tracing.Setup(ctx, tcfg)
-	if err != nil {
-		return nil, err
-	}
-	if tp.Enabled() {
-		// DynamoDB calls as client spans.
-		tracing.InstrumentAWS(&awsCfg)
 	}
 	v, err := app.NewOIDCVerifier(ctx, cfg.JWTIssuer, cfg.JWTAudience)
 	if err != nil {

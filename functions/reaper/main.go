@@ -58,17 +58,10 @@ func setup(ctx context.Context, log *slog.Logger) (func(context.Context, events.
 	if err != nil {
 		return nil, err
 	}
-	tcfg, err := tracing.ConfigFromEnv(getenv, "commonly-reaper", &tracing.XRay{Credentials: awsCfg.Credentials, Region: awsCfg.Region})
+	// Traces, if configured, with DynamoDB calls as client spans.
+	tp, err := tracing.ForFunction(ctx, getenv, "commonly-reaper", &awsCfg)
 	if err != nil {
 		return nil, err
-	}
-	tp, err := tracing.Setup(ctx, tcfg)
-	if err != nil {
-		return nil, err
-	}
-	if tp.Enabled() {
-		// DynamoDB calls as client spans.
-		tracing.InstrumentAWS(&awsCfg)
 	}
 	built, err := app.Build(cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg), Log: log, Metrics: emf})
 	if err != nil {

@@ -51,17 +51,10 @@ func setup(ctx context.Context, log *slog.Logger) (func(context.Context, json.Ra
 	if err != nil {
 		return nil, err
 	}
-	tcfg, err := tracing.ConfigFromEnv(getenv, "commonly-turn", &tracing.XRay{Credentials: awsCfg.Credentials, Region: awsCfg.Region})
+	// Traces, if configured, with DynamoDB and Lambda calls as client spans.
+	tp, err := tracing.ForFunction(ctx, getenv, "commonly-turn", &awsCfg)
 	if err != nil {
 		return nil, err
-	}
-	tp, err := tracing.Setup(ctx, tcfg)
-	if err != nil {
-		return nil, err
-	}
-	if tp.Enabled() {
-		// DynamoDB and Lambda calls as client spans.
-		tracing.InstrumentAWS(&awsCfg)
 	}
 	// EMF lines on stdout become CloudWatch metrics.
 	emf, err := metrics.New(metrics.Config{Writer: os.Stdout})

@@ -108,13 +108,21 @@ func TestEveryEventFileFromTheTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tmpl.functions(); !slices.Equal(got, []string{"AlarmFunction", "ReaperFunction", "TurnFunction"}) {
+	if got := tmpl.functions(); !slices.Equal(got, []string{"AlarmFunction", "EventsFunction", "ReaperFunction", "TurnFunction"}) {
 		t.Fatalf("functions in the template: %v", got)
 	}
 	all, _ := filepath.Glob(filepath.Join(root, "functions", "*", "testdata", "*.json"))
 	invoked := map[string]bool{}
 	for _, id := range tmpl.functions() {
 		t.Run(id, func(t *testing.T) {
+			if id == "EventsFunction" {
+				// A function URL in RESPONSE_STREAM mode that discovers its
+				// issuer's keys (OIDC) at a cold start: no issuer answers
+				// here, and the emulator does not stream. Its handler runs
+				// for real in functions/events/handler's tests and behind
+				// the local gateway (infra/local).
+				t.Skip("the events function needs its OIDC issuer at a cold start; see functions/events/handler")
+			}
 			var logs bytes.Buffer
 			ctx := context.Background()
 			s, err := start(ctx, config{
