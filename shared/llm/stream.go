@@ -2,7 +2,6 @@ package llm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"sort"
@@ -24,14 +23,24 @@ import (
 func (c *Client) stream(ctx, callCtx context.Context, params openai.ChatCompletionNewParams, req Request) (*Response, error) {
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	var httpResp *http.Response
-	st := c.chat.NewStreaming(callCtx, params, option.WithResponseInto(&httpResp))
-	defer st.Close()
+	sdk := c.chat.NewStreaming(callCtx, params, option.WithResponseInto(&httpResp))
+	defer sdk.Close()
+	// The SDK's stream has sent the request and read nothing yet; the
+	// chunks are read from the same response through openai-go's SSE
+	// decoder and Stream, decoded into the small chunk type.
+	var chunks *ssestream.Stream[chunk]
+	if err := sdk.Err(); err != nil || httpResp == nil {
+		chunks = ssestream.NewStream[chunk](nil, err)
+	} else {
+		chunks = ssestream.NewStream[chunk](ssestream.NewDecoder(httpResp), nil)
+	}
+	defer chunks.Close()
 
 	var a assembly
-	for st.Next() {
-		a.add(st.Current(), req.OnText)
+	for chunks.Next() {
+		a.add(chunks.Current(), req.OnText)
 	}
-	err := st.Err()
+	err := chunks.Err()
 	if err == nil && a.finish == "" {
 		// Ended without a finish_reason: a proxy that swallowed an error,
 		// or a cut it did not report.
@@ -99,15 +108,13 @@ type assembly struct {
 	usage string
 }
 
-func (a *assembly) add(ch openai.ChatCompletionChunk, onText func(string)) {
+func (a *assembly) add(ch chunk, onText func(string)) {
 	a.chunks++
 	if ch.Model != "" {
 		a.model = ch.Model
 	}
-	if ch.JSON.Usage.Valid() {
-		if raw := ch.JSON.Usage.Raw(); raw != "" && raw != "null" {
-			a.usage = raw
-		}
+	if raw := ch.Usage; len(raw) > 0 && string(raw) != "null" {
+		a.usage = string(raw)
 	}
 	if len(ch.Choices) == 0 {
 		return
@@ -121,12 +128,7 @@ func (a *assembly) add(ch openai.ChatCompletionChunk, onText func(string)) {
 		}
 	}
 	a.refusal.WriteString(d.Refusal)
-	if f, ok := d.JSON.ExtraFields[reasoningField]; ok {
-		var s *string
-		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != nil {
-			a.reasoning.WriteString(*s)
-		}
-	}
+	a.reasoning.WriteString(d.Reasoning)
 	for _, tc := range d.ToolCalls {
 		if a.calls == nil {
 			a.calls = map[int64]*ToolCall{}
