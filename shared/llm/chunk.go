@@ -1,6 +1,9 @@
 package llm
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+)
 
 // chunk is the part of a chat.completion.chunk (reference §5) the
 // assembly reads. openai-go sends the request and splits the event
@@ -32,4 +35,17 @@ type chunkDelta struct {
 			Arguments string `json:"arguments"`
 		} `json:"function"`
 	} `json:"tool_calls"`
+}
+
+// UnmarshalJSON skips a field of an unexpected type, as the SDK's
+// decoder does, rather than failing the stream: encoding/json fills the
+// other fields and reports the first mismatch.
+func (c *chunk) UnmarshalJSON(b []byte) error {
+	type plain chunk
+	err := json.Unmarshal(b, (*plain)(c))
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return nil
+	}
+	return err
 }
