@@ -154,6 +154,14 @@ func sendNew(r *runs.Run, last int64, send func(runs.StoredEvent) error) (int64,
 		return last, false, nil
 	}
 	id := top + 1
+	if last > id {
+		// The reader has ids past the stored ones: a close from a copy
+		// read before the worker's last events-only write (the reaper's,
+		// of an abandoned run) cut the stored events back. The end still
+		// comes, after what the reader has, so a stream never closes
+		// without it. (last == id is the reader that has run.finished.)
+		id = last + 1
+	}
 	if id > last {
 		d := runs.RunFinishedOf(r)
 		at := time.Time{}
