@@ -34,7 +34,7 @@ type fnCase struct {
 }
 
 var fnCases = []fnCase{
-	{TurnFunctionID, "turn", func(x *synthesized) *function { return x.Turn.function }, 256, 180, turnapp.Variables, append([]string{gomaxprocs.Env}, tracing.Variables...), 200},
+	{TurnFunctionID, "turn", func(x *synthesized) *function { return x.Turn.function }, 384, 180, turnapp.Variables, append([]string{gomaxprocs.Env}, tracing.Variables...), 200},
 	{AlarmFunctionID, "alarm", func(x *synthesized) *function { return x.Alarm.function }, 256, 60, alarmapp.Variables, tracing.Variables, 5},
 	{ReaperFunctionID, "reaper", func(x *synthesized) *function { return x.Reaper.function }, 256, 55, reaperapp.Variables, tracing.Variables, 1},
 	{EventsFunctionID, "events", func(x *synthesized) *function { return x.RunEvents.function }, 256, 900, eventsapp.Variables, tracing.Variables, 50},
