@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 )
 
 // The write units a call consumes, as DynamoDB bills them: one per 1 KB
@@ -64,50 +65,6 @@ func describeSchemas(ctx context.Context, db *dynamodb.Client, tables ...string)
 // kb is the 1 KB write units of size bytes (at least one).
 func kb(size int) float64 { return math.Max(1, math.Ceil(float64(size)/1024)) }
 
-// itemSize is an item's size as DynamoDB counts it: each attribute's name
-// and value.
-func itemSize(item map[string]types.AttributeValue) int {
-	n := 0
-	for k, v := range item {
-		n += len(k) + valueSize(v)
-	}
-	return n
-}
-
-func valueSize(v types.AttributeValue) int {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(v.Value)
-	case *types.AttributeValueMemberN:
-		return (len(strings.TrimLeft(v.Value, "-0"))+1)/2 + 1
-	case *types.AttributeValueMemberB:
-		return len(v.Value)
-	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
-		return 1
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range v.Value {
-			n += 1 + valueSize(e)
-		}
-		return n
-	case *types.AttributeValueMemberM:
-		n := 3
-		for k, e := range v.Value {
-			n += 1 + len(k) + valueSize(e)
-		}
-		return n
-	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, e := range v.Value {
-			n += len(e)
-		}
-		return n
-	case *types.AttributeValueMemberNS:
-		return 2 * len(v.Value)
-	}
-	return 1
-}
-
 // write is one item written, for the accounting.
 type write struct {
 	table   string
@@ -121,7 +78,7 @@ type write struct {
 }
 
 func putWrite(table string, item map[string]types.AttributeValue) write {
-	w := write{table: table, key: item, item: item, size: itemSize(item), present: map[string]bool{}, image: true}
+	w := write{table: table, key: item, item: item, size: int(dynamodblocal.ItemSize(item)), present: map[string]bool{}, image: true}
 	for k := range item {
 		w.present[k] = true
 	}
@@ -136,7 +93,7 @@ func updateWrite(table string, key map[string]types.AttributeValue, expr *string
 		w.key = key
 		return w
 	}
-	w := write{table: table, key: key, size: itemSize(key) + itemSize(values), present: map[string]bool{}, absent: map[string]bool{}}
+	w := write{table: table, key: key, size: int(dynamodblocal.ItemSize(key) + dynamodblocal.ItemSize(values)), present: map[string]bool{}, absent: map[string]bool{}}
 	clause := ""
 	for _, tok := range strings.FieldsFunc(aws.ToString(expr), func(r rune) bool {
 		return r == ' ' || r == ',' || r == '=' || r == '(' || r == ')' || r == '+' || r == '-'

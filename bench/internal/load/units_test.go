@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 )
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
@@ -64,8 +65,8 @@ func TestWriteUnits(t *testing.T) {
 func TestItemSize(t *testing.T) {
 	item := map[string]types.AttributeValue{"ab": s("xyz"), "n": &types.AttributeValueMemberN{Value: "12345"}, "l": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("q")}}}
 	// "ab"+"xyz" = 5; "n" + (5 digits → 3 + 1) = 5; "l" + 3 + 1 + 1 = 6.
-	if got := itemSize(item); got != 16 {
-		t.Errorf("itemSize = %d, want 16", got)
+	if got := int(dynamodblocal.ItemSize(item)); got != 16 {
+		t.Errorf("ItemSize = %d, want 16", got)
 	}
 	if kb(0) != 1 || kb(1024) != 1 || kb(1025) != 2 {
 		t.Error("kb rounds up to whole KB, at least one")

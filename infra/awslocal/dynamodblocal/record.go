@@ -49,16 +49,16 @@ func recordJSON(ch server.ItemChange, seq uint64, at time.Time) []byte {
 	b = strconv.AppendInt(b, at.Unix(), 10)
 	b = append(b, `,"Keys":`...)
 	b = appendItem(b, ch.Keys)
-	size := itemSize(ch.Keys)
+	size := ItemSize(ch.Keys)
 	if withNew && ch.NewImage != nil {
 		b = append(b, `,"NewImage":`...)
 		b = appendItem(b, ch.NewImage)
-		size += itemSize(ch.NewImage)
+		size += ItemSize(ch.NewImage)
 	}
 	if withOld && ch.OldImage != nil {
 		b = append(b, `,"OldImage":`...)
 		b = appendItem(b, ch.OldImage)
-		size += itemSize(ch.OldImage)
+		size += ItemSize(ch.OldImage)
 	}
 	b = append(b, `,"SequenceNumber":`...)
 	b = appendString(b, sn)
@@ -166,10 +166,11 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// itemSize is an item's size by DynamoDB's rules: names and values in
+// ItemSize is an item's size by DynamoDB's rules: names and values in
 // bytes, a number one byte per two significant digits plus one, lists and
-// maps three bytes plus one per element.
-func itemSize(item map[string]ddbtypes.AttributeValue) int64 {
+// maps three bytes plus one per element. The stream records' SizeBytes,
+// and the write units the load run and the report's estimate count.
+func ItemSize(item map[string]ddbtypes.AttributeValue) int64 {
 	var n int64
 	for k, v := range item {
 		n += int64(len(k)) + valueSize(v)
@@ -194,7 +195,7 @@ func valueSize(v ddbtypes.AttributeValue) int64 {
 	case *ddbtypes.AttributeValueMemberL:
 		return 3 + sum(v.Value, func(e ddbtypes.AttributeValue) int64 { return 1 + valueSize(e) })
 	case *ddbtypes.AttributeValueMemberM:
-		return 3 + int64(len(v.Value)) + itemSize(v.Value)
+		return 3 + int64(len(v.Value)) + ItemSize(v.Value)
 	default: // BOOL, NULL
 		return 1
 	}

@@ -63,7 +63,7 @@ func TestRecordJSONEveryAttributeType(t *testing.T) {
 		r.Change.ApproximateCreationDateTime.Unix() != 1_800_000_000 || r.UserIdentity == nil || *r.UserIdentity != TTLIdentity {
 		t.Errorf("record %+v", r)
 	}
-	if got := itemSize(ch.Keys); got != int64(len("runId")+len("r1")) {
+	if got := ItemSize(ch.Keys); got != int64(len("runId")+len("r1")) {
 		t.Errorf("key size %d", got)
 	}
 	for n, want := range map[string]int64{"0": 1, "100": 2, "-12.50": 3, "123456": 4, "0.000123": 3, "1.5E+10": 2} {

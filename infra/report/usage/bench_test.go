@@ -71,7 +71,7 @@ func BenchmarkReportEmbeddedDay(b *testing.B) {
 		book := syntheticBook(u, 1+u%30)
 		d := ledger.DigestOf(book)
 		if item, err := attributevalue.MarshalMap(d); err == nil {
-			digestBytes += itemSize(item)
+			digestBytes += int(dynamodblocal.ItemSize(item))
 		}
 		// ErrConflict: the SDK's retry of a write the server had applied
 		// (its connection dropped), as the ledger meets it too.
@@ -94,36 +94,6 @@ func BenchmarkReportEmbeddedDay(b *testing.B) {
 	}
 	b.ReportMetric(float64(perUserDay.Nanoseconds()), "ns/user-day")
 	b.ReportMetric(float64(digestBytes)/benchUserDays, "digest-bytes/user-day")
-}
-
-// itemSize approximates DynamoDB's size of an attribute map: names and
-// values' bytes (a number as its digits), 3 bytes a list or map.
-func itemSize(item map[string]types.AttributeValue) int {
-	n := 0
-	for k, v := range item {
-		n += len(k) + valueSize(v)
-	}
-	return n
-}
-
-func valueSize(v types.AttributeValue) int {
-	switch x := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(x.Value)
-	case *types.AttributeValueMemberN:
-		return len(x.Value)
-	case *types.AttributeValueMemberBOOL:
-		return 1
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range x.Value {
-			n += 1 + valueSize(e)
-		}
-		return n
-	case *types.AttributeValueMemberM:
-		return 3 + itemSize(x.Value)
-	}
-	return 1
 }
 
 // BenchmarkReportFold is the report command's own work a user-day: an
