@@ -37,7 +37,7 @@ func newRig(tb testing.TB, level slog.Level, env map[string]string) *rig {
 }
 
 // newTracedRig is newRig with tracing on: the turn function gets tp, and
-// its DynamoDB client otelaws's middleware, as each function's main wires
+// its DynamoDB client the tracing package's AWS middleware, as each function's main wires
 // them.
 func newTracedRig(tb testing.TB, level slog.Level, tp *tracing.Provider) *rig {
 	tb.Helper()

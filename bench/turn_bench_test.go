@@ -35,7 +35,7 @@ const warmTurns = 3
 //     to refuse): each turn reserves at admission, every model call is
 //     sized to the reservation, and the final write settles it;
 //   - api-traced: api with tracing on and every turn sampled
-//     (TRACES_SAMPLE_RATIO=1), its DynamoDB client instrumented (otelaws),
+//     (TRACES_SAMPLE_RATIO=1), its DynamoDB client instrumented (tracing.InstrumentAWSOptions),
 //     each turn's spans exported over OTLP/HTTP to a loopback collector
 //     that discards them, flushed after each turn as Lambda's invocation
 //     does (docs/benchmarks.md, "What tracing costs").

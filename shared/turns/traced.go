@@ -15,7 +15,7 @@ import (
 // tracedStore gives the turn's own writes their spans: the admission
 // (the ceiling and the run record in one transaction), the claim, each
 // checkpoint and the final write. The DynamoDB calls under them are the
-// SDK's client spans (otelaws, wired where the client is built).
+// SDK client spans (tracing.InstrumentAWS, wired where the client is built).
 type tracedStore struct{ Store }
 
 func traced(s Store) Store {

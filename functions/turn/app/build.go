@@ -46,7 +46,7 @@ type Deps struct {
 	// off, nothing is instrumented. On, the HTTP client's calls get
 	// otelhttp's client spans and every span is scrubbed of the secrets.
 	// The DynamoDB and Lambda clients are instrumented where they are
-	// built (otelaws), by the caller.
+	// built (tracing.InstrumentAWS), by the caller.
 	Tracing *tracing.Provider
 }
 

@@ -24,7 +24,7 @@ import (
 )
 
 // tracedStack is the turn function built as main builds it with tracing
-// on (its DynamoDB client instrumented with otelaws, its HTTP client with
+// on (its DynamoDB client instrumented by tracing.InstrumentAWSOptions, its HTTP client with
 // otelhttp), exporting to memory.
 type tracedStack struct {
 	*stack
@@ -169,14 +169,27 @@ func TestTraceOfACodeTurn(t *testing.T) {
 		tracing.TotalTokens: run.Tokens.Total, tracing.CostMicros: int64(run.CostMicros), "http.response.status_code": int64(200),
 	})
 	admit := tr.one(t, "turn.admit", &root)
-	tr.one(t, "DynamoDB.TransactWriteItems", &admit)
+	admitTx := tr.one(t, "DynamoDB.TransactWriteItems", &admit)
+	wantAttrs(t, admitTx, map[attribute.Key]any{
+		"rpc.system.name": "aws-api", "rpc.method": "DynamoDB/TransactWriteItems", "db.system.name": "aws.dynamodb",
+		"http.response.status_code": int64(200),
+	})
+	if tables := attr(admitTx, "aws.dynamodb.table_names").AsStringSlice(); len(tables) != 2 {
+		t.Errorf("the admission's tables: %v, want the runs and the state table", tables)
+	}
+	if admitTx.SpanKind != trace.SpanKindClient {
+		t.Errorf("the admission's DynamoDB span: kind %v", admitTx.SpanKind)
+	}
 	dispatch := tr.one(t, "turn.dispatch", &root)
 	worker := tr.one(t, "turn.run", &dispatch)
 	wantAttrs(t, worker, map[attribute.Key]any{tracing.RunStatus: "succeeded", tracing.CostMicros: int64(run.CostMicros)})
 	tr.one(t, "turn.claim", &worker)
 	tr.one(t, "turn.checkpoint", &worker)
 	final := tr.one(t, "turn.final_write", &worker)
-	tr.one(t, "DynamoDB.PutItem", &final)
+	finalPut := tr.one(t, "DynamoDB.PutItem", &final)
+	if tables := attr(finalPut, "aws.dynamodb.table_names").AsStringSlice(); len(tables) != 1 || tables[0] != "runs" {
+		t.Errorf("the final write's tables: %v, want [runs]", tables)
+	}
 
 	chats := tr.named("chat deepseek-v4-flash")
 	if len(chats) != 2 {
