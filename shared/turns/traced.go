@@ -36,7 +36,7 @@ func (s tracedStore) Admit(ctx context.Context, a Admission) (AdmitResult, error
 		tracing.Fail(span, "unavailable")
 	case res.ReplayOf != "":
 		span.SetAttributes(attribute.String("commonly.admit.replay_of", res.ReplayOf))
-	case !res.Admitted && res.CapSpent > 0:
+	case res.CapRefused:
 		span.SetAttributes(attribute.String("commonly.admit.refused", "spend_cap"))
 	case !res.Admitted && !res.PlanChanged:
 		span.SetAttributes(attribute.String("commonly.admit.refused", "ceiling"), attribute.Int64("commonly.admit.used", res.CeilingUsed))
