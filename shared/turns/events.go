@@ -46,10 +46,8 @@ type runEvents struct {
 
 func newRunEvents(ctx context.Context, run *runs.Run, w EventWriter, now func() time.Time, log *slog.Logger) *runEvents {
 	e := &runEvents{runID: run.RunID, w: w, ctx: context.WithoutCancel(ctx), logf: log, delay: EventFlushDelay}
-	for _, ev := range run.Events {
-		e.written = max(e.written, ev.ID)
-	}
 	e.log = runs.NewEventLog(run.Events, now, e.kick)
+	e.written = e.log.LastID()
 	return e
 }
 
