@@ -102,7 +102,7 @@ type assembly struct {
 	content   strings.Builder
 	reasoning strings.Builder
 	refusal   strings.Builder
-	calls     map[int64]*ToolCall
+	calls     map[int64]*streamCall
 	finish    string
 	// usage is the raw JSON of the last non-null usage.
 	usage string
@@ -131,24 +131,31 @@ func (a *assembly) add(ch chunk, onText func(string)) {
 	a.reasoning.WriteString(d.Reasoning)
 	for _, tc := range d.ToolCalls {
 		if a.calls == nil {
-			a.calls = map[int64]*ToolCall{}
+			a.calls = map[int64]*streamCall{}
 		}
 		call := a.calls[tc.Index]
 		if call == nil {
-			call = &ToolCall{}
+			call = &streamCall{}
 			a.calls[tc.Index] = call
 		}
 		if tc.ID != "" {
-			call.ID = tc.ID
+			call.id = tc.ID
 		}
 		if tc.Function.Name != "" {
-			call.Name = tc.Function.Name
+			call.name = tc.Function.Name
 		}
-		call.Arguments += tc.Function.Arguments
+		// A builder: the arguments arrive in many small pieces.
+		call.args.WriteString(tc.Function.Arguments)
 	}
 	if choice.FinishReason != "" {
 		a.finish = choice.FinishReason
 	}
+}
+
+// streamCall is one tool call as its pieces arrive.
+type streamCall struct {
+	id, name string
+	args     strings.Builder
 }
 
 // received is the bytes of answer that arrived: text, reasoning and
@@ -156,7 +163,7 @@ func (a *assembly) add(ch chunk, onText func(string)) {
 func (a *assembly) received() int64 {
 	n := int64(a.content.Len() + a.reasoning.Len() + a.refusal.Len())
 	for _, c := range a.calls {
-		n += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
+		n += int64(len(c.id) + len(c.name) + c.args.Len())
 	}
 	return n
 }
@@ -174,7 +181,8 @@ func (a *assembly) response(httpResp *http.Response) *Response {
 	}
 	sort.Slice(idx, func(i, j int) bool { return idx[i] < idx[j] })
 	for _, i := range idx {
-		resp.Message.ToolCalls = append(resp.Message.ToolCalls, *a.calls[i])
+		c := a.calls[i]
+		resp.Message.ToolCalls = append(resp.Message.ToolCalls, ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()})
 	}
 	return resp
 }
