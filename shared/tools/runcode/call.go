@@ -132,9 +132,7 @@ func (t *Tool) ensureSession(ctx context.Context, env tools.Env) (sandbox.Sessio
 		// kill, so we do. If this fails, the record lets the reaper do it.
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
 		defer cancel()
-		if t.kill(kctx, s) == nil {
-			t.releaseSlot(ctx)
-		}
+		_ = t.kill(kctx, s)
 		return nil, tools.Errorf("code execution has ended for this turn")
 	}
 	return s, tools.Result{}

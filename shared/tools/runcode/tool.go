@@ -196,9 +196,6 @@ func (t *Tool) Close(ctx context.Context) error {
 	t.mu.Lock()
 	t.idleMillis = max(t.cfg.Now().Sub(t.created).Milliseconds()-t.ranMillis, 0)
 	t.mu.Unlock()
-	if err == nil {
-		t.releaseSlot(ctx)
-	}
 	return err
 }
 
@@ -227,5 +224,6 @@ func (t *Tool) kill(ctx context.Context, s sandbox.Session) error {
 	if err := t.cfg.Ledger.SandboxKilled(ctx, s.ID(), t.cfg.Now()); err != nil {
 		return fmt.Errorf("runcode: record kill of sandbox %s: %w", s.ID(), err)
 	}
+	t.releaseSlot(ctx)
 	return nil
 }
