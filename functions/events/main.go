@@ -57,10 +57,5 @@ func setup(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 		return nil, err
 	}
 	// The spans go before the environment freezes: after the stream.
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r)
-		if err := tp.Flush(context.WithoutCancel(r.Context())); err != nil {
-			log.Warn("flushing spans failed", "err", err)
-		}
-	}), nil
+	return tracing.WithFlushHTTP(tp, log, h), nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -292,15 +293,31 @@ func WithFlush[E, R any](p *Provider, log *slog.Logger, h func(context.Context, 
 		return h
 	}
 	return func(ctx context.Context, ev E) (R, error) {
-		defer func() {
-			// Bounded: an exporter that cannot reach its endpoint must not
-			// hold the invocation (the span batch is dropped instead).
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FlushTimeout)
-			defer cancel()
-			if err := p.Flush(fctx); err != nil {
-				log.WarnContext(ctx, "traces not exported", "err", err)
-			}
-		}()
+		defer p.flushBounded(ctx, log)
 		return h(ctx, ev)
+	}
+}
+
+// WithFlushHTTP is WithFlush for an http.Handler (a function URL's,
+// served by lambdaurl): the spans go after the response, before the
+// environment freezes.
+func WithFlushHTTP(p *Provider, log *slog.Logger, h http.Handler) http.Handler {
+	if !p.Enabled() {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer p.flushBounded(r.Context(), log)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// flushBounded exports the kept spans within FlushTimeout: an exporter
+// that cannot reach its endpoint must not hold the invocation (the span
+// batch is dropped instead).
+func (p *Provider) flushBounded(ctx context.Context, log *slog.Logger) {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FlushTimeout)
+	defer cancel()
+	if err := p.Flush(fctx); err != nil {
+		log.WarnContext(ctx, "traces not exported", "err", err)
 	}
 }
