@@ -14,10 +14,16 @@ func (s *Service) GetRun(ctx context.Context, c Caller, runID string) (*runs.Run
 	if c.ID == "" {
 		return nil, ErrUnauthenticated
 	}
+	return readRun(ctx, s.store, c, runID)
+}
+
+// readRun is the run if caller c may see it: the id checked, the run
+// read, someone else's reported missing. GetRun and the Watcher share it.
+func readRun(ctx context.Context, rr RunReader, c Caller, runID string) (*runs.Run, error) {
 	if !tablekeys.ValidID(runID) {
 		return nil, Invalid("runId", tablekeys.IDRule)
 	}
-	r, err := s.store.GetRun(ctx, runID)
+	r, err := rr.GetRun(ctx, runID)
 	if err != nil {
 		return nil, wrapUnavailable("read run", err)
 	}

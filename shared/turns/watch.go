@@ -122,18 +122,7 @@ func (w *Watcher) read(ctx context.Context, c Caller, runID string) (*runs.Run, 
 	if !tablekeys.ValidID(c.ID) {
 		return nil, ErrMalformedIdentity
 	}
-	if !tablekeys.ValidID(runID) {
-		return nil, Invalid("runId", tablekeys.IDRule)
-	}
-	r, err := w.runs.GetRun(ctx, runID)
-	if err != nil {
-		return nil, wrapUnavailable("read run", err)
-	}
-	if !c.canActFor(r.UserID) {
-		// Someone else's run is reported as missing, so run ids cannot be probed.
-		return nil, fmt.Errorf("run %q: %w", runID, ErrNotFound)
-	}
-	return r, nil
+	return readRun(ctx, w.runs, c, runID)
 }
 
 // sendNew sends r's events after last, and run.finished when r is final.
