@@ -22,7 +22,7 @@ import (
 )
 
 // ServiceScope marks the Commonly backend's tokens, as on the API.
-const ServiceScope = "commonly/admin"
+const ServiceScope = turns.ServiceScope
 
 // Defaults of Config.
 const (
@@ -112,7 +112,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var caller turns.Caller
 	if claims, err := h.cfg.Verifier.Verify(r.Context(), r.Header.Get("Authorization")); err == nil {
-		caller = callerOf(claims)
+		caller = turns.CallerFromClaims(claims)
 	} else if r.Header.Get("Authorization") != "" {
 		h.cfg.Log.InfoContext(r.Context(), "rejected token", "reason", err.Error())
 	}
@@ -179,20 +179,6 @@ func lastEventID(r *http.Request) (int64, error) {
 		return 0, turns.Invalid("Last-Event-ID", "must be an event id: a non-negative integer")
 	}
 	return id, nil
-}
-
-// callerOf reads the caller from the token's claims only, as the API's
-// handler does from its authorizer's.
-func callerOf(claims map[string]string) turns.Caller {
-	service := false
-	for _, claim := range []string{claims["scope"], claims["scp"]} {
-		for _, s := range strings.Fields(strings.Trim(claim, "[]")) {
-			if strings.Trim(s, `",`) == ServiceScope {
-				service = true
-			}
-		}
-	}
-	return turns.Caller{ID: claims["sub"], Service: service}
 }
 
 // writer writes the SSE format (WHATWG HTML §9.2). Hand-written: it is
