@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/commonly/runtime/functions/events/handler"
 	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/store"
 )
@@ -62,7 +63,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	var err error
-	if c.StreamMax, err = httpwire.ParseTimeout("STREAM_MAX", get("STREAM_MAX"), 14*time.Minute, MaxStream); err != nil {
+	if c.StreamMax, err = httpwire.ParseTimeout("STREAM_MAX", get("STREAM_MAX"), handler.DefaultMaxStream, MaxStream); err != nil {
 		errs = append(errs, err)
 	}
 	return c, errors.Join(errs...)
