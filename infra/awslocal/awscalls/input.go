@@ -1,6 +1,7 @@
 package awscalls
 
 import (
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
@@ -15,16 +16,16 @@ func FromInput(serviceID, operation string, input any) Call {
 	c := Call{Service: ServicePrefix(serviceID), Operation: operation}
 	switch in := input.(type) {
 	case *dynamodb.GetItemInput:
-		c.Table, c.Key = deref(in.TableName), keyOf(in.Key)
+		c.Table, c.Key = aws.ToString(in.TableName), keyOf(in.Key)
 	case *dynamodb.PutItemInput:
-		c.Table, c.Key = deref(in.TableName), keyOf(in.Item)
+		c.Table, c.Key = aws.ToString(in.TableName), keyOf(in.Item)
 	case *dynamodb.UpdateItemInput:
-		c.Table, c.Key = deref(in.TableName), keyOf(in.Key)
+		c.Table, c.Key = aws.ToString(in.TableName), keyOf(in.Key)
 	case *dynamodb.DeleteItemInput:
-		c.Table, c.Key = deref(in.TableName), keyOf(in.Key)
+		c.Table, c.Key = aws.ToString(in.TableName), keyOf(in.Key)
 	case *dynamodb.QueryInput:
-		c.Table, c.Index = deref(in.TableName), deref(in.IndexName)
-		c.Key = queryKey(deref(in.KeyConditionExpression), in.ExpressionAttributeNames, func(v string) (string, bool) {
+		c.Table, c.Index = aws.ToString(in.TableName), aws.ToString(in.IndexName)
+		c.Key = queryKey(aws.ToString(in.KeyConditionExpression), in.ExpressionAttributeNames, func(v string) (string, bool) {
 			s, ok := in.ExpressionAttributeValues[v].(*types.AttributeValueMemberS)
 			if !ok {
 				return "", false
@@ -32,28 +33,28 @@ func FromInput(serviceID, operation string, input any) Call {
 			return s.Value, true
 		})
 	case *dynamodb.ScanInput:
-		c.Table, c.Index = deref(in.TableName), deref(in.IndexName)
+		c.Table, c.Index = aws.ToString(in.TableName), aws.ToString(in.IndexName)
 	case *dynamodb.DescribeTableInput:
-		c.Table = deref(in.TableName)
+		c.Table = aws.ToString(in.TableName)
 	case *dynamodb.CreateTableInput:
-		c.Table = deref(in.TableName)
+		c.Table = aws.ToString(in.TableName)
 	case *dynamodb.TransactWriteItemsInput:
 		for _, it := range in.TransactItems {
 			switch {
 			case it.Put != nil:
-				c.Items = append(c.Items, Item{deref(it.Put.TableName), "Put", keyOf(it.Put.Item)})
+				c.Items = append(c.Items, Item{aws.ToString(it.Put.TableName), "Put", keyOf(it.Put.Item)})
 			case it.Update != nil:
-				c.Items = append(c.Items, Item{deref(it.Update.TableName), "Update", keyOf(it.Update.Key)})
+				c.Items = append(c.Items, Item{aws.ToString(it.Update.TableName), "Update", keyOf(it.Update.Key)})
 			case it.Delete != nil:
-				c.Items = append(c.Items, Item{deref(it.Delete.TableName), "Delete", keyOf(it.Delete.Key)})
+				c.Items = append(c.Items, Item{aws.ToString(it.Delete.TableName), "Delete", keyOf(it.Delete.Key)})
 			case it.ConditionCheck != nil:
-				c.Items = append(c.Items, Item{deref(it.ConditionCheck.TableName), "ConditionCheck", keyOf(it.ConditionCheck.Key)})
+				c.Items = append(c.Items, Item{aws.ToString(it.ConditionCheck.TableName), "ConditionCheck", keyOf(it.ConditionCheck.Key)})
 			}
 		}
 	case *dynamodb.TransactGetItemsInput:
 		for _, it := range in.TransactItems {
 			if it.Get != nil {
-				c.Items = append(c.Items, Item{deref(it.Get.TableName), "Get", keyOf(it.Get.Key)})
+				c.Items = append(c.Items, Item{aws.ToString(it.Get.TableName), "Get", keyOf(it.Get.Key)})
 			}
 		}
 	case *dynamodb.BatchGetItemInput:
@@ -74,24 +75,17 @@ func FromInput(serviceID, operation string, input any) Call {
 			}
 		}
 	case *lambda.InvokeInput:
-		c.Resource = deref(in.FunctionName)
+		c.Resource = aws.ToString(in.FunctionName)
 	case *secretsmanager.GetSecretValueInput:
-		c.Resource = deref(in.SecretId)
+		c.Resource = aws.ToString(in.SecretId)
 	case *eventbridge.PutEventsInput:
 		names := make([]string, len(in.Entries))
 		for i, e := range in.Entries {
-			names[i] = deref(e.EventBusName)
+			names[i] = aws.ToString(e.EventBusName)
 		}
 		c.Resource = buses(names)
 	}
 	return c.normalize()
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // keyOf is the KeyPrefix of an item's or key's partition key.
