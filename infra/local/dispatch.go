@@ -5,12 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/lambdalocal"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -46,10 +41,7 @@ func buildTurn(ctx context.Context, cfg app.Config, d app.Deps) (built *app.Buil
 	if err != nil {
 		return nil, nil, err
 	}
-	d.Lambda = lambda.NewFromConfig(aws.Config{
-		Region:      dynamodblocal.Region,
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
-	}, func(o *lambda.Options) { o.BaseEndpoint = aws.String(lam.URL) })
+	d.Lambda = lam.Client()
 	if built, err = app.Build(ctx, cfg, d); err != nil {
 		_ = lam.Close()
 		return nil, nil, err

@@ -11,10 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	alarmapp "github.com/commonly/runtime/functions/alarm/app"
@@ -137,9 +134,7 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 		}, turnCfg.FunctionName); err != nil {
 			return st, err
 		}
-		deps.Lambda = lambda.NewFromConfig(aws.Config{
-			Region: dynamodblocal.Region, Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
-		}, func(o *lambda.Options) { o.BaseEndpoint = aws.String(st.lambda.URL) })
+		deps.Lambda = st.lambda.Client()
 	}
 	if st.turn, err = turnstack.Build(ctx, turnCfg, deps); err != nil {
 		return st, fmt.Errorf("turn function: %w", err)

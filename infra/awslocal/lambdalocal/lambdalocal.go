@@ -19,6 +19,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
 	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/internal/loopback"
 )
@@ -131,4 +135,13 @@ func lambdaError(w http.ResponseWriter, status int, typ, msg string) {
 	w.Header().Set("X-Amzn-ErrorType", typ)
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"Type": "User", "message": msg})
+}
+
+// Client is a real SDK client for the server, with dummy credentials
+// (the stand-in checks no signature), as the other stand-ins' are.
+func (s *Server) Client() *lambda.Client {
+	return lambda.NewFromConfig(aws.Config{
+		Region:      "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+	}, func(o *lambda.Options) { o.BaseEndpoint = aws.String(s.URL) })
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
@@ -21,8 +20,7 @@ func TestInvokeThroughTheSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	c := lambda.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")},
-		func(o *lambda.Options) { o.BaseEndpoint = aws.String(s.URL) })
+	c := s.Client()
 	ctx := context.Background()
 
 	out, err := c.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("fn"), InvocationType: types.InvocationTypeEvent, Payload: []byte(`{"a":1}`)})

@@ -9,17 +9,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/commonly/runtime/infra/awslocal/lambdalocal"
 )
-
-func client(url string) *lambda.Client {
-	return lambda.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")},
-		func(o *lambda.Options) { o.BaseEndpoint = aws.String(url) })
-}
 
 func event(ctx context.Context, t *testing.T, c *lambda.Client, payload string) {
 	t.Helper()
@@ -54,7 +48,7 @@ func TestRunningStandInAnswersBeforeTheInvocationRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	event(context.Background(), t, client(s.URL), `{"dispatch":{"runId":"r1"}}`)
+	event(context.Background(), t, s.Client(), `{"dispatch":{"runId":"r1"}}`)
 	// The 202 came while the invocation is still blocked.
 	close(release)
 	select {
@@ -104,7 +98,7 @@ func TestRunningStandInRetriesAFailedInvocation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			event(context.Background(), t, client(s.URL), `{}`)
+			event(context.Background(), t, s.Client(), `{}`)
 			for range c.want {
 				select {
 				case <-finished:
@@ -136,7 +130,7 @@ func TestRunningStandInCloseCancelsAndWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	event(context.Background(), t, client(s.URL), `{}`)
+	event(context.Background(), t, s.Client(), `{}`)
 	<-started
 	_ = s.Close()
 	if !returned.Load() {
