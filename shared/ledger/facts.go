@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/runs"
 )
 
 // Facts is what the usage report needs of one finished run, kept on the
@@ -43,36 +44,21 @@ var factAttributes = []string{"plan", "status", "errorKind", "refunded", "create
 
 // factImage is the part of a run image decodeFacts reads.
 type factImage struct {
-	Engine      string     `dynamodbav:"engine"`
-	Plan        string     `dynamodbav:"plan"`
-	Status      string     `dynamodbav:"status"`
-	ErrorKind   string     `dynamodbav:"errorKind"`
-	Refunded    bool       `dynamodbav:"refunded"`
-	CreatedAt   time.Time  `dynamodbav:"createdAt"`
-	CompletedAt *time.Time `dynamodbav:"completedAt"`
-	Tokens      struct {
-		Prompt       int64 `dynamodbav:"prompt"`
-		CachedPrompt int64 `dynamodbav:"cachedPrompt"`
-		Completion   int64 `dynamodbav:"completion"`
-	} `dynamodbav:"tokens"`
-	Cost struct {
-		Model   money.Micros `dynamodbav:"modelMicros"`
-		Sandbox money.Micros `dynamodbav:"sandboxMicros"`
-		Search  money.Micros `dynamodbav:"searchMicros"`
-		Input   money.Micros `dynamodbav:"inputMicros"`
-		Cached  money.Micros `dynamodbav:"cachedInputMicros"`
-		Output  money.Micros `dynamodbav:"outputMicros"`
-	} `dynamodbav:"cost"`
-	Steps []struct {
+	Engine      string      `dynamodbav:"engine"`
+	Plan        string      `dynamodbav:"plan"`
+	Status      runs.Status `dynamodbav:"status"`
+	ErrorKind   string      `dynamodbav:"errorKind"`
+	Refunded    bool        `dynamodbav:"refunded"`
+	CreatedAt   time.Time   `dynamodbav:"createdAt"`
+	CompletedAt *time.Time  `dynamodbav:"completedAt"`
+	Tokens      runs.Tokens `dynamodbav:"tokens"`
+	Cost        runs.Cost   `dynamodbav:"cost"`
+	Steps       []struct {
 		ToolCalls []struct {
 			CodeRun *struct{} `dynamodbav:"codeRun"`
 		} `dynamodbav:"toolCalls"`
 	} `dynamodbav:"steps"`
 }
-
-// finalStatuses are runs.Status's final values (the ledger does not
-// import the run's package for three strings).
-var finalStatuses = map[string]bool{"succeeded": true, "failed": true, "interrupted": true}
 
 // decodeFacts reads a finished run's facts from its image; nil for a run
 // not finished yet, or whose facts cannot be read (its cost still counts:
@@ -80,20 +66,20 @@ var finalStatuses = map[string]bool{"succeeded": true, "failed": true, "interrup
 func decodeFacts(item map[string]types.AttributeValue) *Facts {
 	// Most records are of open runs (admission, claim, checkpoints): look
 	// at the status before decoding the rest.
-	if st, ok := item["status"].(*types.AttributeValueMemberS); !ok || !finalStatuses[st.Value] {
+	if st, ok := item["status"].(*types.AttributeValueMemberS); !ok || !runs.Status(st.Value).Final() {
 		return nil
 	}
 	var im factImage
-	if err := attributevalue.UnmarshalMap(item, &im); err != nil || !finalStatuses[im.Status] {
+	if err := attributevalue.UnmarshalMap(item, &im); err != nil || !im.Status.Final() {
 		return nil
 	}
 	f := &Facts{
 		Engine: im.Engine, Plan: im.Plan, Kind: im.ErrorKind, Refunded: im.Refunded,
-		Model: im.Cost.Model, Input: im.Cost.Input, Cached: im.Cost.Cached, Output: im.Cost.Output,
-		Search: im.Cost.Search, Sandbox: im.Cost.Sandbox,
+		Model: im.Cost.ModelMicros, Input: im.Cost.InputMicros, Cached: im.Cost.CachedInputMicros, Output: im.Cost.OutputMicros,
+		Search: im.Cost.SearchMicros, Sandbox: im.Cost.SandboxMicros,
 		TokensIn: im.Tokens.Prompt, TokensCached: im.Tokens.CachedPrompt, TokensOut: im.Tokens.Completion,
 	}
-	if im.Status != "succeeded" && f.Kind == "" {
+	if im.Status != runs.StatusSucceeded && f.Kind == "" {
 		f.Kind = "unknown"
 	}
 	if im.CompletedAt != nil && !im.CreatedAt.IsZero() {
