@@ -24,19 +24,14 @@ const (
 // whichever instant of the call it is finally priced at.
 const worstCaseHorizon = time.Hour
 
-// ModelCost prices one model call made at the instant at: cached prompt
-// tokens at the cache-hit rate, the rest of the prompt (never below zero)
-// at the cache-miss rate, completion tokens (which include reasoning) at
-// the output rate, with the peak or off-peak rates in force at that
-// instant. Each part is rounded up to a whole micro-dollar, so a call is
-// priced at most 3 µ$ above its exact cost and never below it.
-func (t *Table) ModelCost(model string, at time.Time, u llm.Usage) (money.Micros, error) {
-	c, err := t.ModelCostParts(model, at, u)
-	return c.ModelMicros, err
-}
-
-// ModelCostParts is ModelCost with its parts: a run's cost to add
-// (runs.Run.AddCost) whose ModelMicros is ModelCost and whose
+// ModelCostParts prices one model call made at the instant at:
+// cached prompt tokens at the cache-hit rate, the rest of the prompt
+// (never below zero) at the cache-miss rate, completion tokens (which
+// include reasoning) at the output rate, with the peak or off-peak rates
+// in force at that instant. Each part is rounded up to a whole
+// micro-dollar, so a call is priced at most 3 µ$ above its exact cost and
+// never below it. It returns a run's cost to add (runs.Run.AddCost) whose
+// ModelMicros is the call's cost and whose
 // InputMicros, CachedInputMicros and OutputMicros are the three rounded
 // parts that sum to it, so a report can split the model's cost exactly.
 func (t *Table) ModelCostParts(model string, at time.Time, u llm.Usage) (runs.Cost, error) {

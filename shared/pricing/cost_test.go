@@ -9,6 +9,13 @@ import (
 	"github.com/commonly/runtime/shared/money"
 )
 
+// ModelCost is the call's whole cost (ModelCostParts' ModelMicros), as
+// the tests read it.
+func (t *Table) ModelCost(model string, at time.Time, u llm.Usage) (money.Micros, error) {
+	c, err := t.ModelCostParts(model, at, u)
+	return c.ModelMicros, err
+}
+
 func utc(s string) time.Time {
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
