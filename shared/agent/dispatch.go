@@ -163,6 +163,17 @@ func toolErrorText(name string, err error) string {
 // chargeTool prices a tool call's usage onto the run. Every part that can
 // be priced is charged even when another fails.
 func (tr *turn) chargeTool(u tools.Usage) *Error {
+	add, err := tr.toolCost(u)
+	tr.run.AddCost(add)
+	if err != nil {
+		return configError("pricing a tool call: %v", err)
+	}
+	return nil
+}
+
+// toolCost prices tool usage with the turn's providers: every part that
+// can be priced, and what could not be, joined.
+func (tr *turn) toolCost(u tools.Usage) (runs.Cost, error) {
 	var add runs.Cost
 	var errs []error
 	charge := func(what, provider string, n int64, price func(string, int64) (money.Micros, error), into *money.Micros) {
@@ -178,9 +189,5 @@ func (tr *turn) chargeTool(u tools.Usage) *Error {
 	}
 	charge("search", tr.l.SearchProvider, u.SearchQueries, tr.l.Pricer.SearchCost, &add.SearchMicros)
 	charge("sandbox", tr.l.SandboxProvider, u.SandboxMillis, tr.l.Pricer.SandboxCost, &add.SandboxMicros)
-	tr.run.AddCost(add)
-	if len(errs) > 0 {
-		return configError("pricing a tool call: %v", errors.Join(errs...))
-	}
-	return nil
+	return add, errors.Join(errs...)
 }

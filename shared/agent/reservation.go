@@ -102,24 +102,13 @@ func (tr *turn) toolsOutstanding(next tools.Metered) (money.Micros, error) {
 	return tr.priceUsage(u)
 }
 
-// priceUsage prices tool usage with the turn's providers.
+// priceUsage prices tool usage with the turn's providers (toolCost).
 func (tr *turn) priceUsage(u tools.Usage) (money.Micros, error) {
-	var total money.Micros
-	if u.SearchQueries > 0 {
-		c, err := tr.l.Pricer.SearchCost(tr.l.SearchProvider, u.SearchQueries)
-		if err != nil {
-			return 0, err
-		}
-		total += c
+	c, err := tr.toolCost(u)
+	if err != nil {
+		return 0, err
 	}
-	if u.SandboxMillis > 0 {
-		c, err := tr.l.Pricer.SandboxCost(tr.l.SandboxProvider, u.SandboxMillis)
-		if err != nil {
-			return 0, err
-		}
-		total += c
-	}
-	return total, nil
+	return c.SearchMicros + c.SandboxMicros, nil
 }
 
 // meteredFits says whether a metered tool's next call fits in the
