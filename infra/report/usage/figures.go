@@ -159,7 +159,7 @@ func (b *Builder) Add(u store.UserDay) {
 			h = map[int]int64{}
 			b.engineHist[e] = h
 		}
-		addHist(h, f.CostHist)
+		f.CostHist.AddTo(h)
 		b.engineMax[e] = max(b.engineMax[e], int64(f.MaxCost))
 	}
 	for p, n := range g.ByPlan {
@@ -181,21 +181,15 @@ func (b *Builder) Add(u store.UserDay) {
 	day.TokensOut += g.TokensOut
 	day.CodeTurns += g.CodeTurns
 	day.CodeRuns += g.CodeRuns
-	addHist(b.costHist, g.CostHist)
-	addHist(b.tokensHist, g.TokensHist)
-	addHist(b.durationHist, g.DurationHist)
+	g.CostHist.AddTo(b.costHist)
+	g.TokensHist.AddTo(b.tokensHist)
+	g.DurationHist.AddTo(b.durationHist)
 	b.maxCost = max(b.maxCost, int64(g.MaxCost))
 	b.maxTokens = max(b.maxTokens, g.MaxTokens)
 	b.maxDuration = max(b.maxDuration, g.MaxDurationMs)
 	b.userDayCost = append(b.userDayCost, int64(g.CostMicros))
 	if p := g.Plan(); p != "" {
 		b.planTurns[p] = append(b.planTurns[p], g.Turns-g.Refunded)
-	}
-}
-
-func addHist(into map[int]int64, h ledger.Hist) {
-	for i := 0; i+1 < len(h); i += 2 {
-		into[int(h[i])] += h[i+1]
 	}
 }
 
