@@ -43,7 +43,7 @@ func RecordContent(ctx context.Context, key attribute.Key, v any) {
 		}
 		s = string(b)
 	}
-	// Scrubbed again, as every attribute, when the span is exported.
+	// Scrubbed when the span is exported, as every attribute is.
 	span.SetAttributes(key.String(textcap.Bytes(s, MaxContentBytes)))
 }
 
