@@ -3,7 +3,8 @@
 // locally, OTLP to X-Ray on AWS, any OTLP collector through the OTEL_*
 // variables, a no-op when off), the sampling that keeps every failed turn
 // and a share of the rest (tail.go), the scrubbing of every exported span
-// (scrub.go), the attributes of a turn, a model call and a tool call
+// (scrub.go), the OTLP/HTTP exporter (otlp_export.go, otlp_encode.go,
+// otlp_env.go), the attributes of a turn, a model call and a tool call
 // (run.go, genai.go), the context carried across the asynchronous
 // dispatch (carrier.go) and the trace id on log lines (log.go).
 //
