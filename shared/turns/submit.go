@@ -120,7 +120,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 		resets := utcday.ResetsAt(now)
 		return nil, &SpendCapError{Limit: s.cfg.SpendCap, Spent: res.CapSpent, Reserved: res.CapReserved, ResetsAt: resets, RetryAfter: resets.Sub(now)}
 	case !res.Admitted:
-		s.cfg.Metrics.Emit(map[string]string{"Plan": string(plan)}, metrics.Metric{Name: "TurnsRefusedAtCeiling", Unit: metrics.Count, Value: 1})
+		s.cfg.Metrics.Emit(map[string]string{"Plan": string(plan)}, metrics.Metric{Name: MetricCeilingRefusals, Unit: metrics.Count, Value: 1})
 		resets := utcday.ResetsAt(now)
 		return nil, &CeilingError{Limit: limit, Used: res.CeilingUsed, ResetsAt: resets, RetryAfter: resets.Sub(now)}
 	}

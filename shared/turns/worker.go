@@ -216,7 +216,8 @@ func (w *Worker) write(ctx context.Context, run *runs.Run, refund bool) error {
 }
 
 // emit records a finished turn. Dimensions are the engine and the status
-// only (few values); ids go to logs, never to metrics.
+// only (few values), and for a turn that did not succeed its error kind
+// (a closed set); ids go to logs, never to metrics.
 func (w *Worker) emit(run *runs.Run, refund bool) {
 	var duration float64
 	if run.StartedAt != nil && run.CompletedAt != nil {
@@ -227,12 +228,16 @@ func (w *Worker) emit(run *runs.Run, refund bool) {
 		refunds = 1
 	}
 	w.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine, "Status": string(run.Status)},
-		metrics.Metric{Name: "Turns", Unit: metrics.Count, Value: 1},
+		metrics.Metric{Name: MetricTurns, Unit: metrics.Count, Value: 1},
 		metrics.Metric{Name: "TurnDuration", Unit: metrics.Milliseconds, Value: duration},
-		metrics.Metric{Name: "TurnCostMicros", Unit: metrics.None, Value: float64(run.CostMicros)},
+		metrics.Metric{Name: MetricTurnCost, Unit: metrics.None, Value: float64(run.CostMicros)},
 		metrics.Metric{Name: "ModelCalls", Unit: metrics.Count, Value: float64(len(run.Steps))},
 		metrics.Metric{Name: "TurnsRefunded", Unit: metrics.Count, Value: refunds},
 	)
+	if run.ErrorKind != "" {
+		w.cfg.Metrics.Emit(map[string]string{"ErrorKind": string(run.ErrorKind)},
+			metrics.Metric{Name: MetricTurnsFailed, Unit: metrics.Count, Value: 1})
+	}
 }
 
 // InlineDispatcher runs the turn inside the request (local stack, tests).

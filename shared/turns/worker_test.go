@@ -58,8 +58,8 @@ func TestExecuteClaimsOnce(t *testing.T) {
 	if _, err := r.worker.Execute(context.Background(), "run_unknown"); err == nil {
 		t.Error("executing an unknown run succeeded")
 	}
-	if emf := r.emf.String(); !strings.Contains(emf, `"Turns":1`) || !strings.Contains(emf, `"Status":"succeeded"`) {
-		t.Errorf("finished turns are not counted: %s", emf)
+	if emf := r.emf.String(); !strings.Contains(emf, `"Turns":1`) || !strings.Contains(emf, `"Status":"succeeded"`) || strings.Contains(emf, "TurnsFailed") {
+		t.Errorf("finished turns are not counted, or a success counted as a failure: %s", emf)
 	}
 }
 
@@ -169,6 +169,10 @@ func TestEveryPathEndsFinal(t *testing.T) {
 			}
 			if u := r.usage(t, user); u.TurnsUsed != want {
 				t.Errorf("turns used %d, want %d", u.TurnsUsed, want)
+			}
+			// The dashboard's "Failures by errorKind" reads this line.
+			if emf := r.emf.String(); !strings.Contains(emf, `"ErrorKind":"`+string(c.kind)+`"`) || !strings.Contains(emf, `"TurnsFailed":1`) {
+				t.Errorf("the failure is not counted by its kind: %s", emf)
 			}
 		})
 	}

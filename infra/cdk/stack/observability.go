@@ -13,6 +13,7 @@ import (
 
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/reaper"
+	"github.com/commonly/runtime/shared/turns"
 )
 
 // Metrics the dashboard reads from the runtime's namespace
@@ -20,10 +21,10 @@ import (
 // dashboard searches each by name over whatever dimensions it has, so a
 // dimension added later shows up without a change here.
 const (
-	MetricTurns           = "Turns"                 // by Engine and Status (turns.Worker)
-	MetricTurnsFailed     = "TurnsFailed"           // by ErrorKind
-	MetricCeilingRefusals = "TurnsRefusedAtCeiling" // by Plan (turns.Service)
-	MetricTurnCost        = "TurnCostMicros"        // by Engine and Status (turns.Worker)
+	MetricTurns           = turns.MetricTurns           // by Engine and Status (turns.Worker)
+	MetricTurnsFailed     = turns.MetricTurnsFailed     // by ErrorKind (turns.Worker)
+	MetricCeilingRefusals = turns.MetricCeilingRefusals // by Plan (turns.Service)
+	MetricTurnCost        = turns.MetricTurnCost        // by Engine and Status (turns.Worker)
 	// The reaper's, one EMF event per sweep without dimensions
 	// (shared/reaper, report.go).
 	MetricSandboxesListed      = reaper.MetricSandboxesListed
