@@ -103,6 +103,20 @@ func Install(installID string) Key { return Key{"INSTALL#" + installID, skInstal
 // package comment).
 func Plan(userID string) Key { return Key{planPrefix + userID, skPlan} }
 
+// LegacyPlan is the key a user's plan had before plans had a partition of
+// their own (USER#<userId>, PLAN). Only the plans migration
+// (infra/migrate/plans) reads it.
+func LegacyPlan(userID string) Key { return Key{userPrefix + userID, skPlan} }
+
+// LegacyPlanUser is the user whose LegacyPlan k is, if k is one.
+func LegacyPlanUser(k Key) (string, bool) {
+	id, ok := strings.CutPrefix(k.PK, userPrefix)
+	if !ok || k.SK != skPlan || !ValidID(id) {
+		return "", false
+	}
+	return id, true
+}
+
 // Usage is the key of a user's counters for the UTC day t falls on.
 func Usage(userID string, t time.Time) Key { return UsageOnDay(userID, utcday.Of(t)) }
 

@@ -189,6 +189,29 @@ func TestPlanKey(t *testing.T) {
 	}
 }
 
+// TestLegacyPlanUser: the migration recognises the old plan key of any
+// valid user id, and nothing else of a user's partition or of another
+// kind: a day, a ledger, the new plan key, an install.
+func TestLegacyPlanUser(t *testing.T) {
+	for _, id := range []string{"u1", strings.Repeat("a", MaxIDBytes), "名前-🙂", "PLAN", "..."} {
+		if got, ok := LegacyPlanUser(LegacyPlan(id)); !ok || got != id {
+			t.Errorf("LegacyPlanUser(LegacyPlan(%q)) = %q, %v", id, got, ok)
+		}
+		if LegacyPlan(id).PK != UsageOnDay(id, "2026-12-04").PK {
+			t.Errorf("LegacyPlan(%q) is not in the user's partition", id)
+		}
+	}
+	for _, k := range []Key{
+		Plan("u1"), UsageOnDay("u1", "2026-12-04"), Ledger("u1", "2026-12-04"), Install("u1"),
+		{"USER#", "PLAN"}, {"USER#a#b", "PLAN"}, {"USER#" + strings.Repeat("a", MaxIDBytes+1), "PLAN"},
+		{"USER#u1", "plan"}, {"user#u1", "PLAN"}, {"USER#u1", "PLAN#"},
+	} {
+		if id, ok := LegacyPlanUser(k); ok {
+			t.Errorf("LegacyPlanUser(%v) = %q, want not an old plan key", k, id)
+		}
+	}
+}
+
 // TestOpenSort: the open index's sort value orders admissions as time
 // does, whatever the zone or the fraction of a second, and reads back as
 // the instant it was made from.
