@@ -31,9 +31,8 @@ func benchAPITraced(b *testing.B) {
 	sink := &otlpSink{}
 	srv := httptest.NewServer(sink)
 	b.Cleanup(srv.Close)
-	b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL+"/v1/traces")
 	ctx := context.Background()
-	tp, err := tracing.Setup(ctx, tracing.Config{ServiceName: "commonly-turn", OTLP: true, SampleRatio: 1})
+	tp, err := tracing.Setup(ctx, tracing.Config{ServiceName: "commonly-turn", OTLP: &tracing.OTLP{Endpoint: srv.URL + "/v1/traces"}, SampleRatio: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

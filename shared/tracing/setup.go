@@ -15,7 +15,6 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -36,9 +35,9 @@ type Config struct {
 	File string
 	// XRay, when set, sends spans to X-Ray's OTLP endpoint (TRACES_XRAY).
 	XRay *XRay
-	// OTLP sends spans to the OTLP/HTTP collector the OTEL_EXPORTER_OTLP_*
-	// variables name (read by the exporter itself).
-	OTLP bool
+	// OTLP, when set, sends spans to that OTLP/HTTP collector (what the
+	// OTEL_EXPORTER_OTLP_* variables name).
+	OTLP *OTLP
 	// Exporter, when set, is used as is (tests, benchmarks).
 	Exporter sdktrace.SpanExporter
 	// SampleRatio is the share of turns that did not fail whose traces are
@@ -54,7 +53,7 @@ type Config struct {
 
 // Enabled reports whether spans go anywhere.
 func (c Config) Enabled() bool {
-	return c.File != "" || c.XRay != nil || c.OTLP || c.Exporter != nil
+	return c.File != "" || c.XRay != nil || c.OTLP != nil || c.Exporter != nil
 }
 
 // The variables ConfigFromEnv reads besides the exporter's own OTEL_*.
@@ -67,9 +66,18 @@ const (
 
 // Variables are what ConfigFromEnv reads (each function's app.Variables
 // lists them).
-var Variables = []string{EnvFile, EnvXRay, EnvSampleRatio, EnvCapture,
-	"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-	"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG"}
+var Variables = append([]string{EnvFile, EnvXRay, EnvSampleRatio, EnvCapture,
+	"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG"}, otlpVariableNames()...)
+
+// otlpVariableNames are the OTEL_EXPORTER_OTLP_* variables otlpFromEnv
+// reads.
+func otlpVariableNames() []string {
+	var names []string
+	for _, v := range otlpVariables {
+		names = append(names, "OTEL_EXPORTER_OTLP_"+v, "OTEL_EXPORTER_OTLP_TRACES_"+v)
+	}
+	return names
+}
 
 // ConfigFromEnv reads the tracing configuration:
 //
@@ -78,7 +86,9 @@ var Variables = []string{EnvFile, EnvXRay, EnvSampleRatio, EnvCapture,
 //   - TRACES_XRAY=true: X-Ray's OTLP endpoint in AWS_REGION, signed
 //     with xray's credentials (nil refuses).
 //   - OTEL_TRACES_EXPORTER=otlp, or an OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT:
-//     OTLP over HTTP (protobuf) as the OTEL_EXPORTER_OTLP_* variables say.
+//     OTLP over HTTP (protobuf) as the OTEL_EXPORTER_OTLP_(TRACES_)*
+//     variables say: ENDPOINT, HEADERS, TIMEOUT, COMPRESSION, PROTOCOL
+//     (http/protobuf only), CERTIFICATE, CLIENT_CERTIFICATE, CLIENT_KEY.
 //   - TRACES_SAMPLE_RATIO (default 1), else OTEL_TRACES_SAMPLER_ARG with
 //     a (parentbased_)traceidratio OTEL_TRACES_SAMPLER: the share of
 //     turns that did not fail kept.
@@ -111,20 +121,15 @@ func ConfigFromEnv(getenv func(string) string, service string, xray *XRay) (Conf
 	}
 	switch exporter {
 	case "", "otlp":
-		cfg.OTLP = exporter == "otlp" || getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+		if exporter == "otlp" || getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
+			c, err := otlpFromEnv(getenv)
+			errs = append(errs, err)
+			cfg.OTLP = c
+		}
 	case "console":
 		errs = append(errs, errors.New("tracing: OTEL_TRACES_EXPORTER=console is not supported: stdout carries the logs and EMF; use TRACES_FILE"))
 	default:
 		errs = append(errs, fmt.Errorf("tracing: OTEL_TRACES_EXPORTER=%q is not supported (otlp or none)", exporter))
-	}
-	if cfg.OTLP {
-		proto := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
-		if proto == "" {
-			proto = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
-		}
-		if proto != "" && proto != "http/protobuf" {
-			errs = append(errs, fmt.Errorf("tracing: OTLP protocol %q is not supported (http/protobuf)", proto))
-		}
 	}
 	ratio, src := getenv(EnvSampleRatio), EnvSampleRatio
 	if ratio == "" && strings.HasSuffix(getenv("OTEL_TRACES_SAMPLER"), "traceidratio") {
@@ -194,17 +199,15 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 		}
 		exps = append(exps, exp)
 	}
-	if cfg.OTLP {
-		exp, err := otlptracehttp.New(ctx)
+	if cfg.OTLP != nil {
+		exp, err := newOTLPExporter(*cfg.OTLP, nil)
 		if err != nil {
-			return nil, fmt.Errorf("tracing: OTLP exporter: %w", err)
+			return nil, err
 		}
 		exps = append(exps, exp)
 	}
 	if cfg.XRay != nil {
-		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(cfg.XRay.endpointURL()), otlptracehttp.WithHTTPClient(cfg.XRay.client()),
-			otlptracehttp.WithTimeout(FlushTimeout),
-			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: 100 * time.Millisecond, MaxInterval: 500 * time.Millisecond, MaxElapsedTime: FlushTimeout}))
+		exp, err := newOTLPExporter(OTLP{Endpoint: cfg.XRay.endpointURL(), Timeout: FlushTimeout}, cfg.XRay.client())
 		if err != nil {
 			return nil, fmt.Errorf("tracing: X-Ray exporter: %w", err)
 		}

@@ -182,7 +182,7 @@ func TestConfigFromEnv(t *testing.T) {
 	if c, err := tracing.ConfigFromEnv(env("TRACES_FILE", "/tmp/x", "TRACES_SAMPLE_RATIO", "0.25"), "svc", nil); err != nil || c.File != "/tmp/x" || c.SampleRatio != 0.25 {
 		t.Errorf("file: %+v %v", c, err)
 	}
-	if c, err := tracing.ConfigFromEnv(env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"), "svc", nil); err != nil || !c.OTLP {
+	if c, err := tracing.ConfigFromEnv(env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"), "svc", nil); err != nil || c.OTLP == nil || c.OTLP.Endpoint != "http://127.0.0.1:4318/v1/traces" {
 		t.Errorf("otlp: %+v %v", c, err)
 	}
 	if c, err := tracing.ConfigFromEnv(env("TRACES_FILE", "/tmp/x", "OTEL_SDK_DISABLED", "true"), "svc", nil); err != nil || c.Enabled() {
