@@ -18,7 +18,7 @@ LAMBDA_BIN = bin$(if $(filter amd64,$(LAMBDA_GOARCH)),,/$(LAMBDA_GOARCH))
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 FUZZTIME ?= 10s
 
-.PHONY: run report report-deps test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke scale memsize
+.PHONY: run report migrate-plans report-deps test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke scale memsize
 
 ## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080) and run the demo turn
 run: deps
@@ -51,6 +51,11 @@ report-deps:
 ## FROM..TO (UTC days, default the last 7), REPORT_OUT (default bin/report/index.html, CSV beside it); docs/report.md
 report:
 	$(GO) run ./infra/report
+
+## migrate-plans: move users' plans to their own partition (PLAN#<userId>) on STATE_TABLE, right after deploying
+## (KEEP_OLD=1: copy only, before deploying); idempotent; docs/operations.md
+migrate-plans:
+	$(GO) run ./infra/migrate/plans
 
 ## tools: pinned Go tools from the module proxy
 tools: $(GOBIN)/staticcheck $(GOBIN)/benchstat $(GOBIN)/aws-lambda-rie

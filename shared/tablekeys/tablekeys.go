@@ -4,7 +4,7 @@
 // The state table (STATE_TABLE) has a composite key pk/sk:
 //
 //	install          INSTALL#<installId>        INSTALL
-//	user plan        USER#<userId>              PLAN
+//	user plan        PLAN#<userId>              PLAN
 //	daily usage      USER#<userId>              DAY#<yyyy-mm-dd>
 //	cost ledger      USER#<userId>              LEDGER#<yyyy-mm-dd>
 //	idempotency key  IDEM#<callerId>#<installId>#<sha256(key)>  IDEM
@@ -29,6 +29,11 @@
 // attributes and every final write leaves them out, so the index holds
 // exactly the open runs and the reaper finds the abandoned ones, oldest
 // first, without a scan.
+//
+// A plan has a partition of its own, not its user's: IAM conditions
+// writes on the partition key only (dynamodb:LeadingKeys), so a role that
+// writes a user's days and ledgers (the alarm's) would otherwise be able to
+// write the plan too.
 //
 // Both tables expire items through DynamoDB's TTL on the attribute TTL
 // (epoch seconds): idempotency records a day after they were made, sandbox
@@ -71,6 +76,7 @@ const (
 	dayPrefix    = "DAY#"
 	ledgerPrefix = "LEDGER#"
 	userPrefix   = "USER#"
+	planPrefix   = "PLAN#"
 )
 
 // Retention is how long runs, daily usage and ledgers are kept after their UTC day:
@@ -93,8 +99,23 @@ type Key struct {
 // Install is the key of a hosted install.
 func Install(installID string) Key { return Key{"INSTALL#" + installID, skInstall} }
 
-// Plan is the key of a user's plan.
-func Plan(userID string) Key { return Key{userPrefix + userID, skPlan} }
+// Plan is the key of a user's plan, in a partition of its own (see the
+// package comment).
+func Plan(userID string) Key { return Key{planPrefix + userID, skPlan} }
+
+// LegacyPlan is the key a user's plan had before plans had a partition of
+// their own (USER#<userId>, PLAN). Only the plans migration
+// (infra/migrate/plans) reads it.
+func LegacyPlan(userID string) Key { return Key{userPrefix + userID, skPlan} }
+
+// LegacyPlanUser is the user whose LegacyPlan k is, if k is one.
+func LegacyPlanUser(k Key) (string, bool) {
+	id, ok := strings.CutPrefix(k.PK, userPrefix)
+	if !ok || k.SK != skPlan || !ValidID(id) {
+		return "", false
+	}
+	return id, true
+}
 
 // Usage is the key of a user's counters for the UTC day t falls on.
 func Usage(userID string, t time.Time) Key { return UsageOnDay(userID, utcday.Of(t)) }

@@ -152,6 +152,66 @@ func TestLedgerKey(t *testing.T) {
 	}
 }
 
+// TestPlanKey: a plan is alone in a partition of its own, never a
+// user's (USER#), whatever a valid id is: IAM's dynamodb:LeadingKeys sees
+// the partition key only, and a role that writes users' days and ledgers
+// (the alarm's) must not be able to write a plan.
+func TestPlanKey(t *testing.T) {
+	long := strings.Repeat("a", MaxIDBytes)
+	cases := []struct {
+		user string
+		want Key
+	}{
+		{"u1", Key{"PLAN#u1", "PLAN"}},
+		{"a", Key{"PLAN#a", "PLAN"}},
+		{long, Key{"PLAN#" + long, "PLAN"}},
+		{"名前-🙂", Key{"PLAN#名前-🙂", "PLAN"}},
+		{"USER", Key{"PLAN#USER", "PLAN"}},
+		{"PLAN", Key{"PLAN#PLAN", "PLAN"}},
+		{"...", Key{"PLAN#...", "PLAN"}},
+	}
+	for _, c := range cases {
+		if !ValidID(c.user) {
+			t.Fatalf("%q: the case must be a valid id", c.user)
+		}
+		got := Plan(c.user)
+		if got != c.want {
+			t.Errorf("Plan(%q) = %v, want %v", c.user, got, c.want)
+		}
+		// No user's day, ledger or install shares the plan's partition.
+		for _, o := range cases {
+			for _, k := range []Key{UsageOnDay(o.user, "2026-12-04"), Ledger(o.user, "2026-12-04"), Install(o.user), Sandbox(o.user)} {
+				if k.PK == got.PK {
+					t.Errorf("Plan(%q) shares its partition with %v", c.user, k)
+				}
+			}
+		}
+	}
+}
+
+// TestLegacyPlanUser: the migration recognises the old plan key of any
+// valid user id, and nothing else of a user's partition or of another
+// kind: a day, a ledger, the new plan key, an install.
+func TestLegacyPlanUser(t *testing.T) {
+	for _, id := range []string{"u1", strings.Repeat("a", MaxIDBytes), "名前-🙂", "PLAN", "..."} {
+		if got, ok := LegacyPlanUser(LegacyPlan(id)); !ok || got != id {
+			t.Errorf("LegacyPlanUser(LegacyPlan(%q)) = %q, %v", id, got, ok)
+		}
+		if LegacyPlan(id).PK != UsageOnDay(id, "2026-12-04").PK {
+			t.Errorf("LegacyPlan(%q) is not in the user's partition", id)
+		}
+	}
+	for _, k := range []Key{
+		Plan("u1"), UsageOnDay("u1", "2026-12-04"), Ledger("u1", "2026-12-04"), Install("u1"),
+		{"USER#", "PLAN"}, {"USER#a#b", "PLAN"}, {"USER#" + strings.Repeat("a", MaxIDBytes+1), "PLAN"},
+		{"USER#u1", "plan"}, {"user#u1", "PLAN"}, {"USER#u1", "PLAN#"},
+	} {
+		if id, ok := LegacyPlanUser(k); ok {
+			t.Errorf("LegacyPlanUser(%v) = %q, want not an old plan key", k, id)
+		}
+	}
+}
+
 // TestOpenSort: the open index's sort value orders admissions as time
 // does, whatever the zone or the fraction of a second, and reads back as
 // the instant it was made from.

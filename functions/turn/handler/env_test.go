@@ -93,8 +93,12 @@ type envOpts struct {
 }
 
 type env struct {
-	h      *handler.Handler
-	st     *store.Dynamo
+	h  *handler.Handler
+	st *store.Dynamo
+	// alarm is a store on the same tables whose calls are not recorded:
+	// what the tests do as the alarm function (count), which is the
+	// alarm's code and recorded by its own tests, not the turn's.
+	alarm  *store.Dynamo
 	clock  *clock
 	native *nativeStub
 	logs   *syncbuf.Buffer
@@ -113,6 +117,10 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	st, err := store.New(store.Config{DB: db.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, recorded.APIOption) }), Tables: testTables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alarm, err := store.New(store.Config{DB: db.Client(), Tables: testTables})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +188,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{h: h, st: st, clock: clk, native: native, logs: logs, emf: emf, dbURL: db.URL}
+	return &env{h: h, st: st, alarm: alarm, clock: clk, native: native, logs: logs, emf: emf, dbURL: db.URL}
 }
 
 // knownTools stand for the native engine's catalog (the app wires

@@ -12,12 +12,13 @@ import (
 )
 
 // count adds cost to a user's day as the alarm function's ledger does
-// (the store's ledger write), with the alarm marker when asked.
+// (the store's ledger write), with the alarm marker when asked, through
+// e.alarm: these are the alarm's calls, not the turn's.
 func (e *env) count(t *testing.T, user, day string, cost money.Micros, alarm bool) {
 	t.Helper()
 	ctx := context.Background()
 	k := ledger.DayKey{UserID: user, Day: day}
-	read, err := e.st.ReadDays(ctx, []ledger.DayKey{k})
+	read, err := e.alarm.ReadDays(ctx, []ledger.DayKey{k})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,11 +28,11 @@ func (e *env) count(t *testing.T, user, day string, cost money.Micros, alarm boo
 		runs[id] = c
 	}
 	runs["run_counted_"+time.Now().Format("150405.000000000")] = ledger.Counted{CostMicros: cost, Seq: "1"}
-	if err := e.st.WriteDay(ctx, ledger.Write{Key: k, From: b.Rev, Delta: cost, Next: ledger.Book{Rev: b.Rev + 1, CostMicros: b.CostMicros + cost, Runs: runs}}); err != nil {
+	if err := e.alarm.WriteDay(ctx, ledger.Write{Key: k, From: b.Rev, Delta: cost, Next: ledger.Book{Rev: b.Rev + 1, CostMicros: b.CostMicros + cost, Runs: runs}}); err != nil {
 		t.Fatal(err)
 	}
 	if alarm {
-		if _, err := e.st.MarkAlarm(ctx, k, ledger.AlarmID(k, 2_000_000), read[k].AlarmID, e.clock.Now()); err != nil {
+		if _, err := e.alarm.MarkAlarm(ctx, k, ledger.AlarmID(k, 2_000_000), read[k].AlarmID, e.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

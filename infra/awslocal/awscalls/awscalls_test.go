@@ -113,7 +113,7 @@ func TestClientAndStandInRecordTheSameCalls(t *testing.T) {
 		func() error {
 			_, err := ddb.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("state"),
 				KeyConditionExpression: aws.String("#pk = :pk AND begins_with(#sk, :d)"), ExpressionAttributeNames: map[string]string{"#pk": tablekeys.PK, "#sk": tablekeys.SK},
-				ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(plan.PK), ":d": s("DAY#")}})
+				ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(day.PK), ":d": s("DAY#")}})
 			return err
 		},
 		func() error {
@@ -160,13 +160,13 @@ func TestClientAndStandInRecordTheSameCalls(t *testing.T) {
 		t.Fatalf("the client recorded\n%v\nthe stand-ins\n%v", got, stood)
 	}
 	want := []awscalls.Call{
-		{Service: "dynamodb", Operation: "PutItem", Table: "state", Key: "USER#"},
-		{Service: "dynamodb", Operation: "GetItem", Table: "state", Key: "USER#"},
+		{Service: "dynamodb", Operation: "PutItem", Table: "state", Key: "PLAN#"},
+		{Service: "dynamodb", Operation: "GetItem", Table: "state", Key: "PLAN#"},
 		{Service: "dynamodb", Operation: "UpdateItem", Table: "state", Key: "USER#"},
-		{Service: "dynamodb", Operation: "BatchGetItem", Items: []awscalls.Item{{Table: "runs", Kind: "Get"}, {Table: "state", Kind: "Get", Key: "USER#"}}},
+		{Service: "dynamodb", Operation: "BatchGetItem", Items: []awscalls.Item{{Table: "runs", Kind: "Get"}, {Table: "state", Kind: "Get", Key: "PLAN#"}, {Table: "state", Kind: "Get", Key: "USER#"}}},
 		{Service: "dynamodb", Operation: "TransactWriteItems", Items: []awscalls.Item{
-			{Table: "runs", Kind: "Put"}, {Table: "state", Kind: "ConditionCheck", Key: "USER#"}, {Table: "state", Kind: "Update", Key: "USER#"}}},
-		{Service: "dynamodb", Operation: "TransactGetItems", Items: []awscalls.Item{{Table: "runs", Kind: "Get"}, {Table: "state", Kind: "Get", Key: "USER#"}}},
+			{Table: "runs", Kind: "Put"}, {Table: "state", Kind: "ConditionCheck", Key: "PLAN#"}, {Table: "state", Kind: "Update", Key: "USER#"}}},
+		{Service: "dynamodb", Operation: "TransactGetItems", Items: []awscalls.Item{{Table: "runs", Kind: "Get"}, {Table: "state", Kind: "Get", Key: "PLAN#"}}},
 		{Service: "dynamodb", Operation: "BatchWriteItem", Items: []awscalls.Item{{Table: "state", Kind: "Delete", Key: "USER#"}, {Table: "state", Kind: "Put", Key: "SANDBOX#"}}},
 		{Service: "dynamodb", Operation: "DeleteItem", Table: "state", Key: "SANDBOX#"},
 		{Service: "dynamodb", Operation: "Query", Table: "state", Key: "USER#"},

@@ -85,7 +85,7 @@ func newAlarm(scope constructs.Construct, s *Settings, d *Data, ev *Events) (*Al
 	// The state table: a batch's user-days and ledgers read in one
 	// BatchGetItem (shared/store's ReadDays); the ledger put and the day
 	// updated (its transaction, the alarm's mark), on users' partitions
-	// only.
+	// only: not plans, which have partitions of their own (PLAN#).
 	grantTable(fn.Role, d.State, []string{"BatchGetItem"})
 	grantKeys(fn.Role, d.State, []string{"PutItem", "UpdateItem"}, userKeys)
 	ev.Bus.GrantPutEventsTo(fn.Function, nil)

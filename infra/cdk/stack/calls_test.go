@@ -182,6 +182,24 @@ func (r resolver) needs(c awscalls.Call) []need {
 	return nil
 }
 
+// leadingPatterns is a statement's dynamodb:LeadingKeys patterns (none
+// without that condition).
+func leadingPatterns(t *testing.T, cond map[string]any) []string {
+	t.Helper()
+	var out []string
+	for _, block := range cond {
+		byKey, _ := block.(map[string]any)
+		if raw, ok := byKey["dynamodb:LeadingKeys"]; ok {
+			ps, err := stringsOf(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, ps...)
+		}
+	}
+	return out
+}
+
 // keptGrants are the actions a role is granted that no recorded call
 // makes, each with the reason it is kept: what Lambda does for the
 // function, not its code.
@@ -226,7 +244,9 @@ func recordedCalls(t *testing.T, dir string) []awscalls.Call {
 // call is allowed by a statement of the role on the resource it names
 // (its table or index, the function, the secret, the bus), conditions
 // evaluated (evalCondition); and every action granted on each resource is
-// needed by some call, or kept with its reason (keptGrants). IAM, which
+// needed by some call, or kept with its reason (keptGrants), and on each
+// partition prefix it is granted on (dynamodb:LeadingKeys), by some call
+// on that prefix. IAM, which
 // the embedded DynamoDB and the stand-ins do not check, is checked here
 // against the synthesized template of both stages.
 func TestRolesAllowRecordedCalls(t *testing.T) {
@@ -251,6 +271,11 @@ func TestRolesAllowRecordedCalls(t *testing.T) {
 							allowed = true
 							res, _ := json.Marshal(n.resource)
 							used[n.action+" "+string(res)] = true
+							for _, p := range leadingPatterns(t, g.Condition) {
+								if slices.ContainsFunc(n.keys["dynamodb:LeadingKeys"], func(v string) bool { return globMatch(p, v) }) {
+									used[n.action+" "+string(res)+" "+p] = true
+								}
+							}
 						}
 					}
 					if !allowed {
@@ -270,10 +295,16 @@ func TestRolesAllowRecordedCalls(t *testing.T) {
 						// secrets.Resolve reads every X_SECRET_ARN it is
 						// given, in one loop: one secret read recorded
 						// stands for the others a stage adds.
-						if used[a+" "+string(raw)] || (a == "secretsmanager:GetSecretValue" && readsSecrets) {
+						if !used[a+" "+string(raw)] && (a != "secretsmanager:GetSecretValue" || !readsSecrets) {
+							t.Errorf("%s %s: %s on %s is granted, but no recorded call makes it (drop the grant, or keep it in keptGrants with its reason)", s.Stage, c.id, a, raw)
 							continue
 						}
-						t.Errorf("%s %s: %s on %s is granted, but no recorded call makes it (drop the grant, or keep it in keptGrants with its reason)", s.Stage, c.id, a, raw)
+						// Each partition a write is granted on is written by some call.
+						for _, p := range leadingPatterns(t, g.Condition) {
+							if !used[a+" "+string(raw)+" "+p] {
+								t.Errorf("%s %s: %s on %s is granted on partitions %s, but no recorded call makes it there (drop the pattern)", s.Stage, c.id, a, raw, p)
+							}
+						}
 					}
 				}
 			}

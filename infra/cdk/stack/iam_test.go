@@ -113,9 +113,9 @@ func TestLeastPrivilege(t *testing.T) {
 			st(sqs, getAtt(x.id(x.Turn.DispatchFailures), "Arn")),
 			// Reads of the state table; each write on the partitions it makes.
 			st("dynamodb:BatchGetItem,dynamodb:GetItem", state),
-			withCondition(st("dynamodb:PutItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","USER#*","IDEM#*","SANDBOX#*","SANDBOXCAP#*"]}}`),
+			withCondition(st("dynamodb:PutItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","PLAN#*","IDEM#*","SANDBOX#*","SANDBOXCAP#*"]}}`),
 			withCondition(st("dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","USER#*","SANDBOX#*"]}}`),
-			withCondition(st("dynamodb:ConditionCheckItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["USER#*"]}}`),
+			withCondition(st("dynamodb:ConditionCheckItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["PLAN#*"]}}`),
 			// The sandbox cap's slots only.
 			withCondition(st("dynamodb:DeleteItem,dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*"]}}`),
 			st("dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
@@ -127,7 +127,7 @@ func TestLeastPrivilege(t *testing.T) {
 			st(sqs, getAtt(x.id(x.Alarm.StreamFailures), "Arn")),
 			st("dynamodb:ListStreams", "*"),
 			st("dynamodb:DescribeStream,dynamodb:GetRecords,dynamodb:GetShardIterator", getAtt(x.id(x.Data.Runs), "StreamArn")),
-			// ReadDays' BatchGetItem; the ledger's writes on users' partitions only.
+			// ReadDays' BatchGetItem; the ledger's writes on users' partitions only (no plan's).
 			st("dynamodb:BatchGetItem", state),
 			withCondition(st("dynamodb:PutItem,dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["USER#*"]}}`),
 			st("events:PutEvents", getAtt(x.id(x.Events.Bus), "Arn")),

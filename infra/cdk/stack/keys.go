@@ -15,7 +15,8 @@ import (
 // with one.
 var (
 	installKeys = leading(tablekeys.Install("i"))               // installs
-	userKeys    = leading(tablekeys.Plan("u"))                  // a user's plan, days and ledgers
+	userKeys    = leading(tablekeys.UsageOnDay("u", "d"))       // a user's days and ledgers
+	planKeys    = leading(tablekeys.Plan("u"))                  // users' plans, each in a partition of its own
 	idemKeys    = leading(tablekeys.Idempotency("c", "i", "k")) // idempotency records
 	sandboxKeys = leading(tablekeys.Sandbox("s"))               // sandbox records
 	slotKeys    = leading(tablekeys.SandboxSlot(0, 0))          // the sandbox cap's slots
@@ -32,8 +33,8 @@ func leading(k tablekeys.Key) string {
 // match one of patterns only: IAM checks every key a request names
 // (each item of a transaction or a batch, for its own action) against
 // dynamodb:LeadingKeys. A sort key cannot be conditioned, so a pattern
-// covers every item of its partitions (USER#* a user's plan as well as
-// days and ledgers).
+// covers every item of its partitions (USER#* a user's days as well as
+// ledgers); that is why a plan has a partition of its own (PLAN#*).
 func grantKeys(role awsiam.IRole, t awsdynamodb.Table, actions []string, patterns ...string) {
 	ddb := make([]*string, len(actions))
 	for i, a := range actions {

@@ -11,9 +11,10 @@ import (
 // code makes are allowed on the partitions it owns, and a write of
 // another partition, or an action it never makes, is denied. A sort key
 // cannot be conditioned in IAM, so a role that owns users' partitions
-// (USER#) can write any item of them: the alarm's role could put a plan
-// (USER#<id> PLAN) as well as a ledger; the last case says so, and
-// docs/security.md.
+// (USER#) can write any item of them: days and ledgers. A plan is in a
+// partition of its own (PLAN#) so that the alarm's role, which writes
+// users' days and ledgers, cannot write one; only the turn's puts (the
+// service's set-plan route) and checks (the admission) a plan.
 func TestLeadingKeysConfineWrites(t *testing.T) {
 	x := synth(t, devSettings())
 	state := getAtt(x.id(x.Data.State), "Arn")
@@ -38,6 +39,9 @@ func TestLeadingKeysConfineWrites(t *testing.T) {
 	}{
 		{"turn puts an install", turn, "PutItem", install, true},
 		{"turn puts a plan", turn, "PutItem", plan, true},
+		{"turn cannot update a plan", turn, "UpdateItem", plan, false},
+		{"turn cannot put in a user's partition", turn, "PutItem", ledger, false},
+		{"turn cannot check a user's day", turn, "ConditionCheckItem", usage, false},
 		{"turn puts an idempotency record", turn, "PutItem", idem, true},
 		{"turn puts a sandbox record", turn, "PutItem", sbx, true},
 		{"turn updates a user's day", turn, "UpdateItem", usage, true},
@@ -63,15 +67,15 @@ func TestLeadingKeysConfineWrites(t *testing.T) {
 		{"alarm cannot read one item", alarm, "GetItem", ledger, false},
 		{"alarm cannot delete", alarm, "DeleteItem", ledger, false},
 		{"alarm cannot take a sandbox slot", alarm, "PutItem", slot, false},
+		{"alarm cannot put a plan", alarm, "PutItem", plan, false},
+		{"alarm cannot update a plan", alarm, "UpdateItem", plan, false},
 
 		{"reaper updates a sandbox record", reaper, "UpdateItem", sbx, true},
 		{"reaper updates a user's day (a refund)", reaper, "UpdateItem", usage, true},
 		{"reaper cannot put a plan", reaper, "PutItem", plan, false},
+		{"reaper cannot update a plan", reaper, "UpdateItem", plan, false},
 		{"reaper cannot update an install", reaper, "UpdateItem", install, false},
 		{"reaper cannot update an idempotency record", reaper, "UpdateItem", idem, false},
-
-		// The limit of LeadingKeys: a plan shares its user's partition.
-		{"alarm can put a plan (the partition is the user's)", alarm, "PutItem", plan, true},
 	} {
 		n := need{action: "dynamodb:" + c.action, resource: state, keys: map[string][]string{"dynamodb:LeadingKeys": {c.pk}}}
 		allowed := false

@@ -110,16 +110,17 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 		OnFailure:     awslambdadestinations.NewSqsDestination(t.DispatchFailures),
 	})
 	// The state table: reads of installs, plans and days; each write on
-	// the partitions it makes: installs, plans and idempotency records
-	// put, sandbox records put and updated, a user's day updated in the
-	// admission transaction (with its plan's condition check), an install
-	// updated; the sandbox cap's slots taken (put), read (a shard's slots
-	// with one Query) and freed (a conditional delete). A write elsewhere
-	// (another kind's items, a ConditionCheck of an install) is denied.
+	// the partitions it makes: installs, plans (the service's set-plan
+	// route) and idempotency records put, sandbox records put and
+	// updated, a user's day updated in the admission transaction (with
+	// its plan's condition check), an install updated; the sandbox cap's
+	// slots taken (put), read (a shard's slots with one Query) and freed
+	// (a conditional delete). A write elsewhere (another kind's items, a
+	// put in a user's partition, a ConditionCheck of an install) is denied.
 	grantTable(fn.Role, d.State, []string{"GetItem", "BatchGetItem"})
-	grantKeys(fn.Role, d.State, []string{"PutItem"}, installKeys, userKeys, idemKeys, sandboxKeys, slotKeys)
+	grantKeys(fn.Role, d.State, []string{"PutItem"}, installKeys, planKeys, idemKeys, sandboxKeys, slotKeys)
 	grantKeys(fn.Role, d.State, []string{"UpdateItem"}, installKeys, userKeys, sandboxKeys)
-	grantKeys(fn.Role, d.State, []string{"ConditionCheckItem"}, userKeys)
+	grantKeys(fn.Role, d.State, []string{"ConditionCheckItem"}, planKeys)
 	grantKeys(fn.Role, d.State, []string{"DeleteItem", "Query"}, slotKeys)
 	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem"})
 	// Invoking itself: in a policy of its own, which the function does

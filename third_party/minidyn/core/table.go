@@ -390,6 +390,18 @@ func prepareSearch(input *QueryInput, index *index, k, startKey string) (string,
 
 	if pk == startKey {
 		input.started = true
+
+		return "", false
+	}
+
+	// A start key no longer stored (its item deleted since the page that
+	// returned it): DynamoDB resumes at the first key past it. The base
+	// table's keys are searched in their sorted order, so that is the
+	// first one beyond it in the search's direction.
+	if index == nil && startKey != "" && (input.ScanIndexForward && k > startKey || !input.ScanIndexForward && k < startKey) {
+		input.started = true
+
+		return pk, true
 	}
 
 	return "", false
