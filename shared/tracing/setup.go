@@ -224,8 +224,8 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 	}
 	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithSampler(sdktrace.AlwaysSample())}
 	for _, exp := range exps {
-		// OTEL_BSP_* tune the batcher; every Lambda invocation flushes it.
-		opts = append(opts, sdktrace.WithSpanProcessor(newTailSampler(sdktrace.NewBatchSpanProcessor(exp), cfg.SampleRatio, p.scrub)))
+		// Every Lambda invocation flushes the batcher (WithFlush).
+		opts = append(opts, sdktrace.WithSpanProcessor(newTailSampler(newBatcher(exp), cfg.SampleRatio, p.scrub)))
 	}
 	p.tp = sdktrace.NewTracerProvider(opts...)
 	otel.SetTracerProvider(p.tp)
