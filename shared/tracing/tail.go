@@ -48,6 +48,10 @@ type tailSampler struct {
 	order   []trace.TraceID // pending traces, oldest first
 	decided map[trace.TraceID]bool
 	dorder  []trace.TraceID
+	// last is the pending trace the last span joined: a turn's spans end
+	// one trace at a time, so most spans skip the maps.
+	lastID trace.TraceID
+	last   *pendingTrace
 }
 
 type pendingTrace struct {
@@ -72,19 +76,24 @@ func (t *tailSampler) OnEnd(s sdktrace.ReadOnlySpan) {
 	localRoot := !s.Parent().IsValid() || s.Parent().IsRemote()
 
 	t.mu.Lock()
-	if keep, ok := t.decided[id]; ok {
-		t.mu.Unlock()
-		if keep {
-			t.forward([]sdktrace.ReadOnlySpan{s})
-		}
-		return
+	// A trace is pending or decided, never both.
+	p := t.last
+	if p == nil || t.lastID != id {
+		p = t.pending[id]
 	}
-	p := t.pending[id]
 	if p == nil {
+		if keep, ok := t.decided[id]; ok {
+			t.mu.Unlock()
+			if keep {
+				t.forward([]sdktrace.ReadOnlySpan{s})
+			}
+			return
+		}
 		p = &pendingTrace{}
 		t.pending[id] = p
 		t.order = append(t.order, id)
 	}
+	t.lastID, t.last = id, p
 	p.failed = p.failed || failed
 	if len(p.spans) < maxPendingSpans {
 		p.spans = append(p.spans, s)
@@ -108,6 +117,9 @@ func (t *tailSampler) decideLocked(id trace.TraceID) []sdktrace.ReadOnlySpan {
 		return nil
 	}
 	delete(t.pending, id)
+	if t.last == p {
+		t.last = nil
+	}
 	for i, o := range t.order {
 		if o == id {
 			t.order = append(t.order[:i], t.order[i+1:]...)
