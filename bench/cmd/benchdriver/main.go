@@ -41,6 +41,7 @@ type options struct {
 	markdown                        string
 	profileDir                      string
 	oursOnly                        bool
+	tracingCost                     bool
 	jsonOut                         string
 }
 
@@ -63,7 +64,8 @@ func main() {
 	flag.IntVar(&o.floorDDB, "floor-ddb", -1, "DynamoDB calls per request of the floor (default: as many as our turn made)")
 	flag.StringVar(&o.profileDir, "profile-dir", "", "write CPU and allocation profiles of each turn process here (go tool pprof)")
 	flag.BoolVar(&o.oursOnly, "ours-only", false, "only our turn process and the cold starts; print their medians as JSON (bench/memsize.sh)")
-	flag.StringVar(&o.jsonOut, "json", "", "with -ours-only, also write the JSON line to this file")
+	flag.StringVar(&o.jsonOut, "json", "", "with -ours-only or -tracing-cost, also write the JSON line to this file")
+	flag.BoolVar(&o.tracingCost, "tracing-cost", false, "only our turn process, in pairs: tracing off, and every turn traced and exported to a collector outside it; the CPU a turn and each pair's ratio as JSON")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "benchdriver:", err)
@@ -74,6 +76,9 @@ func main() {
 func run(ctx context.Context, o options) error {
 	if o.oursOnly {
 		return withModel(func(model *script.Server, llmURL string) error { return oursOnly(ctx, o, model, llmURL) })
+	}
+	if o.tracingCost {
+		return withModel(func(model *script.Server, llmURL string) error { return tracingCost(ctx, o, model, llmURL) })
 	}
 	if o.peerDir == "" {
 		return errors.New("-peer-dir is required (make bench installs the peer)")

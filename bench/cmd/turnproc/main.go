@@ -7,8 +7,10 @@
 // process's own, and serves the DynamoDB (infra/awslocal/dynamodblocal) it
 // reaches at -dynamo.
 //
-//	turnproc -llm URL -dynamo URL [-log warn|info] [-floor N]
+//	turnproc -llm URL -dynamo URL [-log warn|info] [-floor N] [-otlp URL]
 //
+// With -otlp URL every turn is traced and its spans exported there, the
+// provider flushed after each request (benchdriver -tracing-cost).
 // With -floor N it serves the benchmark's floor instead of the turn
 // function (bench/internal/floor): each API request makes the script's
 // model calls and N DynamoDB calls with a bare HTTP client, nothing else.
@@ -48,6 +50,7 @@ import (
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/shared/gomaxprocs"
+	"github.com/commonly/runtime/shared/tracing"
 )
 
 func main() {
@@ -66,6 +69,7 @@ func run() error {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile to this file at exit")
 	floorCalls := flag.Int("floor", -1, "serve the floor instead of the turn: the script's model calls and this many DynamoDB calls per request")
+	otlpURL := flag.String("otlp", "", "trace every turn and export its spans to this OTLP/HTTP traces URL, flushed after each request as each invocation is")
 	flag.Parse()
 	if *llmURL == "" {
 		return errors.New("-llm is required")
@@ -122,11 +126,21 @@ func run() error {
 		f.Init()
 		handler = f
 	} else {
-		built, err := turnstack.Build(ctx, cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg, counter.Option()), Log: log})
+		tp, err := tracing.Setup(ctx, tracing.Config{ServiceName: "commonly-turn", OTLP: otlpOf(*otlpURL), SampleRatio: 1})
 		if err != nil {
 			return err
 		}
-		handler = &apigatewaylocal.Gateway{Secret: []byte(turnstack.Secret), Invoke: built.Handler.HandleHTTP, Log: log}
+		defer func() { _ = tp.Shutdown(context.WithoutCancel(ctx)) }()
+		opts := []func(*dynamodb.Options){counter.Option()}
+		if tp.Enabled() {
+			// As the turn function's main wires it.
+			opts = append(opts, func(o *dynamodb.Options) { tracing.InstrumentAWSOptions(&o.APIOptions) })
+		}
+		built, err := turnstack.Build(ctx, cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg, opts...), Log: log, Tracing: tp})
+		if err != nil {
+			return err
+		}
+		handler = tracing.WithFlushHTTP(tp, log, &apigatewaylocal.Gateway{Secret: []byte(turnstack.Secret), Invoke: built.Handler.HandleHTTP, Log: log})
 	}
 
 	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
@@ -162,4 +176,12 @@ func run() error {
 	defer cancel()
 	_ = stats.Shutdown(sctx)
 	return api.Shutdown(sctx)
+}
+
+// otlpOf is the collector -otlp names; nil (tracing off) when empty.
+func otlpOf(url string) *tracing.OTLP {
+	if url == "" {
+		return nil
+	}
+	return &tracing.OTLP{Endpoint: url}
 }
