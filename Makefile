@@ -225,6 +225,8 @@ bench: deps tools build
 	  -turnproc $(BENCH_OUT)/turnproc -peer-dir $(BENCH_CACHE)/peer -gobench $(BENCH_OUT)/go.txt \
 	  -benchstat $(GOBIN)/benchstat -rie $(GOBIN)/aws-lambda-rie -bootstrap bin/turn/bootstrap \
 	  -empty-bootstrap $(BENCH_OUT)/emptyfn/bootstrap -markdown $(BENCH_OUT)/latest.md
+	$(BENCH_OUT)/benchdriver -tracing-cost -runs $(BENCH_RUNS) -turns $(BENCH_TURNS) -warmup $(BENCH_WARMUP) \
+	  -turnproc $(BENCH_OUT)/turnproc -json $(BENCH_OUT)/tracing-cost.json
 
 ## scale: the scale and cost model (bench/scale) from its inputs, the measured figures of make load and cdk.json; rewrites docs/scale.md's table
 scale:

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/commonly/runtime/bench/internal/script"
+)
+
+// -tracing-cost drives a real turn process (bench/cmd/turnproc) both ways:
+// off, and with every turn's spans exported to the driver's collector,
+// the same DynamoDB calls either way.
+func TestTracingCostMeasuresBothSides(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "turnproc")
+	build := exec.Command("go", "build", "-o", bin, "github.com/commonly/runtime/bench/cmd/turnproc")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build turnproc: %v\n%s", err, out)
+	}
+	o := options{runs: 1, turns: 3, warmup: 1, turnproc: bin, jsonOut: filepath.Join(dir, "cost.json")}
+	if err := withModel(func(model *script.Server, llmURL string) error {
+		return tracingCost(context.Background(), o, model, llmURL)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(o.jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		OffCPU            float64   `json:"offCpuMsPerTurn"`
+		OnCPU             float64   `json:"onCpuMsPerTurn"`
+		PairedRatios      []float64 `json:"pairedRatios"`
+		OffDDB            float64   `json:"offDynamoDBCallsPerTurn"`
+		OnDDB             float64   `json:"onDynamoDBCallsPerTurn"`
+		OTLPBytesPerBatch float64   `json:"otlpBytesPerExport"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.OffCPU <= 0 || got.OnCPU <= 0 || len(got.PairedRatios) != 1 {
+		t.Errorf("CPU not measured: %s", b)
+	}
+	if got.OffDDB != 5 || got.OnDDB != got.OffDDB {
+		t.Errorf("DynamoDB calls a turn: off %v, on %v, want 5 both", got.OffDDB, got.OnDDB)
+	}
+	// A turn's spans, one export a request (~6.9 KB for the scripted turn).
+	if got.OTLPBytesPerBatch < 1000 {
+		t.Errorf("%v bytes an export", got.OTLPBytesPerBatch)
+	}
+}
