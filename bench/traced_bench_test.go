@@ -2,33 +2,19 @@ package bench
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 
+	"github.com/commonly/runtime/bench/internal/otlpsink"
 	"github.com/commonly/runtime/shared/tracing"
 )
-
-// otlpSink is an OTLP/HTTP collector that reads and discards every export
-// (an empty ExportTraceServiceResponse), counting them.
-type otlpSink struct{ exports, bytes atomic.Int64 }
-
-func (s *otlpSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	n, _ := io.Copy(io.Discard, r.Body)
-	s.exports.Add(1)
-	s.bytes.Add(n)
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.WriteHeader(http.StatusOK)
-}
 
 // benchAPITraced is Turn/api with tracing on, every turn kept and
 // exported, the provider flushed after each turn (tracing.WithFlush in
 // each function's main).
 func benchAPITraced(b *testing.B) {
-	sink := &otlpSink{}
+	sink := &otlpsink.Sink{}
 	srv := httptest.NewServer(sink)
 	b.Cleanup(srv.Close)
 	ctx := context.Background()
@@ -44,8 +30,8 @@ func benchAPITraced(b *testing.B) {
 		}
 		return tp.Flush(ctx)
 	})
-	if sink.exports.Load() == 0 {
+	if sink.Exports() == 0 {
 		b.Fatal("no spans reached the collector")
 	}
-	b.ReportMetric(float64(sink.bytes.Load())/float64(sink.exports.Load()), "otlp-bytes/export")
+	b.ReportMetric(sink.BytesPerExport(), "otlp-bytes/export")
 }

@@ -345,45 +345,15 @@ func (e *otlpEncoder) anyValue(v attribute.Value) {
 	case attribute.BYTESLICE:
 		e.bytes(fAnyBytes, v.AsByteSlice())
 	case attribute.BOOLSLICE:
-		a := e.open(fAnyArray)
-		for _, x := range v.AsBoolSlice() {
-			m := e.open(fListValues)
-			e.boolValue(x)
-			e.close(m)
-		}
-		e.close(a)
+		arrayValue(e, v.AsBoolSlice(), e.boolValue)
 	case attribute.INT64SLICE:
-		a := e.open(fAnyArray)
-		for _, x := range v.AsInt64Slice() {
-			m := e.open(fListValues)
-			e.varintAlways(fAnyInt, uint64(x))
-			e.close(m)
-		}
-		e.close(a)
+		arrayValue(e, v.AsInt64Slice(), func(x int64) { e.varintAlways(fAnyInt, uint64(x)) })
 	case attribute.FLOAT64SLICE:
-		a := e.open(fAnyArray)
-		for _, x := range v.AsFloat64Slice() {
-			m := e.open(fListValues)
-			e.doubleValue(x)
-			e.close(m)
-		}
-		e.close(a)
+		arrayValue(e, v.AsFloat64Slice(), e.doubleValue)
 	case attribute.STRINGSLICE:
-		a := e.open(fAnyArray)
-		for _, x := range v.AsStringSlice() {
-			m := e.open(fListValues)
-			e.strAlways(fAnyString, x)
-			e.close(m)
-		}
-		e.close(a)
+		arrayValue(e, v.AsStringSlice(), func(x string) { e.strAlways(fAnyString, x) })
 	case attribute.SLICE:
-		a := e.open(fAnyArray)
-		for _, x := range v.AsSlice() {
-			m := e.open(fListValues)
-			e.anyValue(x)
-			e.close(m)
-		}
-		e.close(a)
+		arrayValue(e, v.AsSlice(), e.anyValue)
 	case attribute.MAP:
 		a := e.open(fAnyKVList)
 		for _, kv := range v.AsMap() {
@@ -394,6 +364,18 @@ func (e *otlpEncoder) anyValue(v attribute.Value) {
 	default:
 		e.strAlways(fAnyString, "INVALID")
 	}
+}
+
+// arrayValue writes an ArrayValue of xs, each AnyValue's fields written
+// by value.
+func arrayValue[T any](e *otlpEncoder, xs []T, value func(T)) {
+	a := e.open(fAnyArray)
+	for _, x := range xs {
+		m := e.open(fListValues)
+		value(x)
+		e.close(m)
+	}
+	e.close(a)
 }
 
 func (e *otlpEncoder) boolValue(b bool) {

@@ -92,14 +92,12 @@ func run(ctx context.Context, o options) error {
 
 	// The scripted model, shared by both sides.
 	model := &script.Server{}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, stop, err := serveLoopback(model)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: model, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	llmURL := "http://" + ln.Addr().String() + "/v1"
+	defer stop()
+	llmURL := "http://" + addr + "/v1"
 
 	var ours, floors, peer []sideRun
 	for i := range o.runs {
@@ -155,14 +153,23 @@ func run(ctx context.Context, o options) error {
 // withModel serves the scripted model on loopback around f.
 func withModel(f func(model *script.Server, llmURL string) error) error {
 	model := &script.Server{}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, stop, err := serveLoopback(model)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: model, ReadHeaderTimeout: 10 * time.Second}
+	defer stop()
+	return f(model, "http://"+addr+"/v1")
+}
+
+// serveLoopback serves h on a loopback port until stop.
+func serveLoopback(h http.Handler) (addr string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	return f(model, "http://"+ln.Addr().String()+"/v1")
+	return ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
 // pairRatios is the peer's CPU per turn over ours for each run: the two

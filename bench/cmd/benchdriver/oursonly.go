@@ -39,7 +39,12 @@ func oursOnly(ctx context.Context, o options, model *script.Server, llmURL strin
 		"wallMsPerTurn": median(wall), "cpuMsPerTurn": median(cpu),
 		"coldRieMs": median(cold.rieMs), "coldAloneMs": median(cold.aloneMs),
 	}
-	b, err := json.Marshal(out)
+	return printJSON(o, out)
+}
+
+// printJSON prints v as one JSON line, and writes it to -json when set.
+func printJSON(o options, v any) error {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}

@@ -2,31 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"os"
-	"sync/atomic"
-	"time"
 
+	"github.com/commonly/runtime/bench/internal/otlpsink"
 	"github.com/commonly/runtime/bench/internal/script"
 )
-
-// otlpSink is an OTLP/HTTP collector that reads and discards every export
-// (an empty ExportTraceServiceResponse), counting them. It runs in the
-// driver, so its work is not in the turn process's CPU: in AWS the
-// collector is X-Ray's.
-type otlpSink struct{ exports, bytes atomic.Int64 }
-
-func (s *otlpSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	n, _ := io.Copy(io.Discard, r.Body)
-	s.exports.Add(1)
-	s.bytes.Add(n)
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.WriteHeader(http.StatusOK)
-}
 
 // tracingCost is -tracing-cost: what tracing adds to the turn process's
 // own CPU (issue 25's bar: within +10 %). o.runs pairs of turn processes,
@@ -37,15 +17,15 @@ func (s *otlpSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // each side as one JSON line on stdout (and in -json). A pair runs back
 // to back, so the machine's drift touches both sides of a ratio alike.
 func tracingCost(ctx context.Context, o options, model *script.Server, llmURL string) error {
-	sink := &otlpSink{}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// The collector runs here, so its work is not in the turn process's
+	// CPU: in AWS the collector is X-Ray's.
+	sink := &otlpsink.Sink{}
+	addr, stop, err := serveLoopback(sink)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: sink, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	traced := []string{"-otlp", "http://" + ln.Addr().String() + "/v1/traces"}
+	defer stop()
+	traced := []string{"-otlp", "http://" + addr + "/v1/traces"}
 
 	var offCPU, onCPU, ratios, offDDB, onDDB []float64
 	for i := range o.runs {
@@ -53,8 +33,8 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 		for j, tracedFirst := 0, i%2 == 1; j < 2; j++ {
 			var err error
 			if (j == 0) == tracedFirst {
-				exports := sink.exports.Load()
-				if on, err = runOurs(ctx, o, i+1, model, llmURL, traced...); err == nil && sink.exports.Load() == exports {
+				exports := sink.Exports()
+				if on, err = runOurs(ctx, o, i+1, model, llmURL, traced...); err == nil && sink.Exports() == exports {
 					err = fmt.Errorf("no spans reached the collector")
 				}
 			} else {
@@ -75,15 +55,7 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 		"offCpuMsPerTurn": median(offCPU), "onCpuMsPerTurn": median(onCPU),
 		"pairedRatioMedian": median(ratios), "pairedRatios": ratios,
 		"offDynamoDBCallsPerTurn": median(offDDB), "onDynamoDBCallsPerTurn": median(onDDB),
-		"otlpBytesPerExport": float64(sink.bytes.Load()) / float64(max(1, sink.exports.Load())),
+		"otlpBytesPerExport": sink.BytesPerExport(),
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return err
-	}
-	fmt.Println(string(b))
-	if o.jsonOut != "" {
-		return os.WriteFile(o.jsonOut, append(b, '\n'), 0o644)
-	}
-	return nil
+	return printJSON(o, out)
 }
