@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/commonly/runtime/bench/internal/otlpsink"
 	"github.com/commonly/runtime/bench/internal/script"
@@ -25,7 +26,7 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 		return err
 	}
 	defer stop()
-	traced := []string{"-otlp", "http://" + addr + "/v1/traces"}
+	traced := []string{"-otlp", "http://" + addr + "/v1/traces", "-trace-ratio", strconv.FormatFloat(o.traceRatio, 'g', -1, 64)}
 
 	var offCPU, onCPU, ratios, offDDB, onDDB []float64
 	for i := range o.runs {
@@ -34,7 +35,7 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 			var err error
 			if (j == 0) == tracedFirst {
 				exports := sink.Exports()
-				if on, err = runOurs(ctx, o, i+1, model, llmURL, traced...); err == nil && sink.Exports() == exports {
+				if on, err = runOurs(ctx, o, i+1, model, llmURL, traced...); err == nil && o.traceRatio == 1 && sink.Exports() == exports {
 					err = fmt.Errorf("no spans reached the collector")
 				}
 			} else {
@@ -55,7 +56,7 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 		"offCpuMsPerTurn": median(offCPU), "onCpuMsPerTurn": median(onCPU),
 		"pairedRatioMedian": median(ratios), "pairedRatios": ratios,
 		"offDynamoDBCallsPerTurn": median(offDDB), "onDynamoDBCallsPerTurn": median(onDDB),
-		"otlpBytesPerExport": sink.BytesPerExport(),
+		"otlpBytesPerExport": sink.BytesPerExport(), "traceRatio": o.traceRatio,
 	}
 	return printJSON(o, out)
 }

@@ -21,7 +21,7 @@ func TestTracingCostMeasuresBothSides(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build turnproc: %v\n%s", err, out)
 	}
-	o := options{runs: 1, turns: 3, warmup: 1, turnproc: bin, jsonOut: filepath.Join(dir, "cost.json")}
+	o := options{runs: 1, turns: 3, warmup: 1, turnproc: bin, jsonOut: filepath.Join(dir, "cost.json"), traceRatio: 1}
 	if err := withModel(func(model *script.Server, llmURL string) error {
 		return tracingCost(context.Background(), o, model, llmURL)
 	}); err != nil {

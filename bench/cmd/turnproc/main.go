@@ -7,7 +7,7 @@
 // process's own, and serves the DynamoDB (infra/awslocal/dynamodblocal) it
 // reaches at -dynamo.
 //
-//	turnproc -llm URL -dynamo URL [-log warn|info] [-floor N] [-otlp URL]
+//	turnproc -llm URL -dynamo URL [-log warn|info] [-floor N] [-otlp URL [-trace-ratio R]]
 //
 // With -otlp URL every turn is traced and its spans exported there, the
 // provider flushed after each request (benchdriver -tracing-cost).
@@ -70,6 +70,7 @@ func run() error {
 	memProfile := flag.String("memprofile", "", "write an allocation profile to this file at exit")
 	floorCalls := flag.Int("floor", -1, "serve the floor instead of the turn: the script's model calls and this many DynamoDB calls per request")
 	otlpURL := flag.String("otlp", "", "trace every turn and export its spans to this OTLP/HTTP traces URL, flushed after each request as each invocation is")
+	ratio := flag.Float64("trace-ratio", 1, "with -otlp, the share of turns that did not fail whose spans are exported (TRACES_SAMPLE_RATIO; the stack's default is 0.05)")
 	flag.Parse()
 	if *llmURL == "" {
 		return errors.New("-llm is required")
@@ -126,7 +127,7 @@ func run() error {
 		f.Init()
 		handler = f
 	} else {
-		tp, err := tracing.Setup(ctx, tracing.Config{ServiceName: "commonly-turn", OTLP: otlpOf(*otlpURL), SampleRatio: 1})
+		tp, err := tracing.Setup(ctx, tracing.Config{ServiceName: "commonly-turn", OTLP: otlpOf(*otlpURL), SampleRatio: *ratio})
 		if err != nil {
 			return err
 		}
