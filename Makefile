@@ -196,7 +196,7 @@ cdk-test: cdk-cli
 # bench: what a turn costs, side by side with @openai/agents (docs/benchmarks.md).
 # The peer is installed from bench/peer/package-lock.json into a cache
 # outside the repo; everything else is built here. Tunable:
-#   make bench BENCH_RUNS=5 BENCH_TURNS=300 BENCH_WARMUP=30 BENCH_COUNT=6 BENCH_GOTIME=300x
+#   make bench BENCH_RUNS=5 BENCH_TURNS=300 BENCH_WARMUP=30 BENCH_COUNT=6 BENCH_GOTIME=300x BENCH_TRACING_BLOCKS=40 BENCH_TRACING_TURNS=100
 BENCH_CACHE ?= $(HOME)/.cache/commonly-bench
 BENCH_OUT ?= bin/bench
 BENCH_RUNS ?= 5
@@ -205,6 +205,9 @@ BENCH_WARMUP ?= 30
 BENCH_COLD ?= 9
 BENCH_COUNT ?= 6
 BENCH_GOTIME ?= 300x
+# what tracing adds to the turn process: interleaved blocks of turns a side
+BENCH_TRACING_BLOCKS ?= 40
+BENCH_TRACING_TURNS ?= 100
 
 ## bench: the scripted turn on our turn path and on @openai/agents 0.20.0; prints one table (also $(BENCH_OUT)/latest.md)
 bench: deps tools build
@@ -225,7 +228,7 @@ bench: deps tools build
 	  -turnproc $(BENCH_OUT)/turnproc -peer-dir $(BENCH_CACHE)/peer -gobench $(BENCH_OUT)/go.txt \
 	  -benchstat $(GOBIN)/benchstat -rie $(GOBIN)/aws-lambda-rie -bootstrap bin/turn/bootstrap \
 	  -empty-bootstrap $(BENCH_OUT)/emptyfn/bootstrap -markdown $(BENCH_OUT)/latest.md
-	$(BENCH_OUT)/benchdriver -tracing-cost -runs $(BENCH_RUNS) -turns $(BENCH_TURNS) -warmup $(BENCH_WARMUP) \
+	$(BENCH_OUT)/benchdriver -tracing-cost -runs $(BENCH_TRACING_BLOCKS) -turns $(BENCH_TRACING_TURNS) -warmup $(BENCH_WARMUP) \
 	  -turnproc $(BENCH_OUT)/turnproc -json $(BENCH_OUT)/tracing-cost.json
 
 ## scale: the scale and cost model (bench/scale) from its inputs, the measured figures of make load and cdk.json; rewrites docs/scale.md's table

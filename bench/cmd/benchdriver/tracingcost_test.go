@@ -21,7 +21,7 @@ func TestTracingCostMeasuresBothSides(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build turnproc: %v\n%s", err, out)
 	}
-	o := options{runs: 1, turns: 3, warmup: 1, turnproc: bin, jsonOut: filepath.Join(dir, "cost.json"), traceRatio: 1}
+	o := options{runs: 2, turns: 3, warmup: 1, turnproc: bin, jsonOut: filepath.Join(dir, "cost.json"), traceRatio: 1}
 	if err := withModel(func(model *script.Server, llmURL string) error {
 		return tracingCost(context.Background(), o, model, llmURL)
 	}); err != nil {
@@ -34,7 +34,7 @@ func TestTracingCostMeasuresBothSides(t *testing.T) {
 	var got struct {
 		OffCPU            float64   `json:"offCpuMsPerTurn"`
 		OnCPU             float64   `json:"onCpuMsPerTurn"`
-		PairedRatios      []float64 `json:"pairedRatios"`
+		BlockRatios       []float64 `json:"blockRatios"`
 		OffDDB            float64   `json:"offDynamoDBCallsPerTurn"`
 		OnDDB             float64   `json:"onDynamoDBCallsPerTurn"`
 		OTLPBytesPerBatch float64   `json:"otlpBytesPerExport"`
@@ -42,7 +42,7 @@ func TestTracingCostMeasuresBothSides(t *testing.T) {
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.OffCPU <= 0 || got.OnCPU <= 0 || len(got.PairedRatios) != 1 {
+	if got.OffCPU <= 0 || got.OnCPU <= 0 || len(got.BlockRatios) != 2 {
 		t.Errorf("CPU not measured: %s", b)
 	}
 	if got.OffDDB != 5 || got.OnDDB != got.OffDDB {
