@@ -2,9 +2,11 @@ package tracing
 
 import (
 	"context"
+	"errors"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"go.opentelemetry.io/otel/attribute"
@@ -23,11 +25,13 @@ import (
 // (smithyoteltracing) is not on this build's proxy. No trace header is
 // put on the request: AWS services read no W3C traceparent, and the
 // dispatch carries the trace in its payload (Carrier).
+//
+// One middleware: the response's status and request id are read from the
+// call's metadata once it returns (the SDK clients keep the raw response
+// there), not by a second middleware in the deserialize step; each added
+// middleware is paid on every call, as the stack is built per call.
 func addAWSSpans(s *middleware.Stack) error {
-	if err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("CommonlyAWSSpan", awsSpan), middleware.After); err != nil {
-		return err
-	}
-	return s.Deserialize.Add(middleware.DeserializeMiddlewareFunc("CommonlyAWSResponse", awsResponse), middleware.Before)
+	return s.Initialize.Add(middleware.InitializeMiddlewareFunc("CommonlyAWSSpan", awsSpan), middleware.After)
 }
 
 func awsSpan(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
@@ -43,22 +47,18 @@ func awsSpan(ctx context.Context, in middleware.InitializeInput, next middleware
 	ctx, span := Tracer().Start(ctx, service+"."+op, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	defer span.End()
 	out, md, err := next.HandleInitialize(ctx, in)
-	if err != nil {
-		span.SetAttributes(semconv.ErrorType(err))
-		span.SetStatus(codes.Error, err.Error())
-	}
-	return out, md, err
-}
-
-func awsResponse(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
-	out, md, err := next.HandleDeserialize(ctx, in)
-	span := trace.SpanFromContext(ctx)
-	if resp, ok := out.RawResponse.(*smithyhttp.Response); ok {
-		span.SetAttributes(semconv.HTTPResponseStatusCode(resp.StatusCode))
+	end := attrs[:0] // Start copied the start's attributes: their array is free
+	if resp, ok := awsmiddleware.GetRawResponse(md).(*smithyhttp.Response); ok {
+		end = append(end, semconv.HTTPResponseStatusCode(resp.StatusCode))
 	}
 	if id, ok := awsmiddleware.GetRequestIDMetadata(md); ok {
-		span.SetAttributes(attribute.String("aws.request_id", id))
+		end = append(end, attribute.String("aws.request_id", id))
 	}
+	if err != nil {
+		end = append(end, awsErrorType(err))
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.SetAttributes(end...)
 	return out, md, err
 }
 
@@ -116,4 +116,15 @@ func dynamoDBTables(params any) []string {
 		return names
 	}
 	return nil
+}
+
+// awsErrorType is a failed call's error.type: the service's error code
+// (ConditionalCheckFailedException, ThrottlingException) when it answered
+// one, else the error's Go type (a transport error).
+func awsErrorType(err error) attribute.KeyValue {
+	var api smithy.APIError
+	if errors.As(err, &api) && api.ErrorCode() != "" {
+		return semconv.ErrorTypeKey.String(api.ErrorCode())
+	}
+	return semconv.ErrorType(err)
 }
