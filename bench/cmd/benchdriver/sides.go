@@ -168,7 +168,12 @@ func runOurs(ctx context.Context, o options, run int, model *script.Server, llmU
 	if err := s.client.CreateInstall(ctx); err != nil {
 		return s.p.fail(err)
 	}
-	return s.p.measure(ctx, o, model, func() (time.Duration, error) {
+	return s.p.measure(ctx, o, model, s.turn(ctx))
+}
+
+// turn is one turn through the side's API, checked, with its wall time.
+func (s *side) turn(ctx context.Context) func() (time.Duration, error) {
+	return func() (time.Duration, error) {
 		// Only the request is timed: checking the run is the driver's work.
 		start := time.Now()
 		_, body, err := s.client.TurnRequest(ctx)
@@ -178,7 +183,7 @@ func runOurs(ctx context.Context, o options, run int, model *script.Server, llmU
 		}
 		_, err = turnstack.CheckRun(body)
 		return wall, err
-	})
+	}
 }
 
 // runFloor starts the turn process as the floor (bench/internal/floor),

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/commonly/runtime/bench/internal/otlpsink"
 	"github.com/commonly/runtime/bench/internal/script"
-	"github.com/commonly/runtime/bench/internal/turnstack"
 )
 
 // tracingCost is -tracing-cost: what tracing adds to the turn process's
@@ -48,18 +46,6 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 		}
 		sides[i] = s
 	}
-	turn := func(s *side) func() (time.Duration, error) {
-		return func() (time.Duration, error) {
-			start := time.Now()
-			_, body, err := s.client.TurnRequest(ctx)
-			wall := time.Since(start)
-			if err != nil {
-				return 0, err
-			}
-			_, err = turnstack.CheckRun(body)
-			return wall, err
-		}
-	}
 	block := o
 	block.warmup = 0
 	var cpu, ddb [2]float64
@@ -77,7 +63,7 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 			}
 			exports := sink.Exports()
 			var err error
-			if r[k], err = sides[k].p.measure(ctx, b, model, turn(sides[k])); err != nil {
+			if r[k], err = sides[k].p.measure(ctx, b, model, sides[k].turn(ctx)); err != nil {
 				return fmt.Errorf("block %d: %w", i+1, err)
 			}
 			if k == 1 && o.traceRatio == 1 && sink.Exports() == exports {
