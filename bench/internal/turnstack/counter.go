@@ -14,7 +14,6 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/commonly/runtime/bench/internal/procstat"
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
 )
 
 // Counter counts the DynamoDB API calls made through a client, by
@@ -45,24 +44,28 @@ func (c *Counter) Observe(fn func(context.Context, Observed)) { c.observe = fn }
 // NewCounter returns an empty counter.
 func NewCounter() *Counter { return &Counter{ops: map[string]int64{}} }
 
-// Option installs the counting middleware (awscalls.Middleware) on a
-// DynamoDB client: dynamodb.NewFromConfig(cfg, counter.Option()).
+// Option installs the counting middleware on a DynamoDB client:
+// dynamodb.NewFromConfig(cfg, counter.Option()). It reads only the
+// operation's name (and, with Observe, times the call): it runs inside
+// the turn process whose CPU the benchmarks measure, so it decodes
+// nothing (awscalls.Middleware, which records every key, is for the
+// tests' recordings).
 func (c *Counter) Option() func(*dynamodb.Options) {
 	return func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions,
-			awscalls.Middleware(func(call awscalls.Call) { c.add(call.Operation) }),
-			func(s *middleware.Stack) error {
-				return s.Initialize.Add(middleware.InitializeMiddlewareFunc("BenchObserveCalls",
-					func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-						if c.observe == nil {
-							return next.HandleInitialize(ctx, in)
-						}
-						started := time.Now()
-						out, md, err := next.HandleInitialize(ctx, in)
-						c.observe(ctx, Observed{Op: awsmiddleware.GetOperationName(ctx), Input: in.Parameters, Output: out.Result, Err: err, Started: started})
-						return out, md, err
-					}), middleware.After)
-			})
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("BenchCountCalls",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					op := awsmiddleware.GetOperationName(ctx)
+					c.add(op)
+					if c.observe == nil {
+						return next.HandleInitialize(ctx, in)
+					}
+					started := time.Now()
+					out, md, err := next.HandleInitialize(ctx, in)
+					c.observe(ctx, Observed{Op: op, Input: in.Parameters, Output: out.Result, Err: err, Started: started})
+					return out, md, err
+				}), middleware.After)
+		})
 	}
 }
 
