@@ -19,11 +19,6 @@ const MaxContentBytes = 16 << 10
 // (the default) captures none.
 var captured atomic.Pointer[scrubber]
 
-// Capturing reports whether an operator turned content capture on
-// (TRACES_CAPTURE_CONTENT): only then do spans hold prompts, answers and
-// tool arguments and results, scrubbed of the secrets as logs are.
-func Capturing() bool { return captured.Load() != nil }
-
 // RecordContent sets key to v (a string, or anything encoded as JSON) on
 // the span in ctx, bounded to MaxContentBytes, when content capture is
 // on; otherwise it does nothing and v is not encoded.

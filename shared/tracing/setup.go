@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
-	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 )
 
@@ -240,14 +239,6 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 
 // Enabled reports whether spans go anywhere.
 func (p *Provider) Enabled() bool { return p != nil && p.tp != nil }
-
-// TracerProvider is the provider (a no-op one when off).
-func (p *Provider) TracerProvider() trace.TracerProvider {
-	if !p.Enabled() {
-		return noop.NewTracerProvider()
-	}
-	return p.tp
-}
 
 // ScrubSecrets sets the secrets every exported span is scrubbed of (the
 // same list the log scrubber gets).
