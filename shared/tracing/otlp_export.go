@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/commonly/runtime/shared/retry"
 )
 
 // otlpExporter sends spans to an OTLP/HTTP endpoint as protobuf
@@ -39,13 +41,11 @@ type otlpExporter struct {
 
 var _ sdktrace.SpanExporter = (*otlpExporter)(nil)
 
-// Backoff between attempts of one batch.
-const (
-	otlpFirstBackoff = 100 * time.Millisecond
-	otlpMaxBackoff   = time.Second
-	// otlpMaxResponse bounds what is read of a response body.
-	otlpMaxResponse = 64 << 10
-)
+// otlpBackoff spaces the attempts of one batch: 100 ms doubling to 1 s.
+var otlpBackoff = retry.Backoff{Base: 100 * time.Millisecond, Max: time.Second}
+
+// otlpMaxResponse bounds what is read of a response body.
+const otlpMaxResponse = 64 << 10
 
 // otlpUserAgent names the exporter to collectors.
 const otlpUserAgent = "commonly-runtime OTLP/HTTP protobuf exporter"
@@ -100,24 +100,19 @@ func (x *otlpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	}
 	ctx, cancel := context.WithTimeout(ctx, x.timeout)
 	defer cancel()
-	backoff := otlpFirstBackoff
-	for {
+	for attempt := 0; ; attempt++ {
 		wait, err := x.send(ctx, body)
 		if err == nil || wait < 0 {
 			return err
 		}
-		wait = max(wait, backoff)
+		// The ceiling, without jitter: one exporter per process retries.
+		wait = max(wait, otlpBackoff.Ceiling(attempt))
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
 			return err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return errors.Join(err, ctx.Err())
-		case <-t.C:
+		if serr := retry.Sleep(ctx, wait); serr != nil {
+			return errors.Join(err, serr)
 		}
-		backoff = min(2*backoff, otlpMaxBackoff)
 	}
 }
 
