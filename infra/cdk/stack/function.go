@@ -121,11 +121,16 @@ func grantIndexes(role awsiam.IRole, t awsdynamodb.Table, actions []string, inde
 
 // grant is one statement of DynamoDB actions on resources.
 func grant(role awsiam.IRole, actions []string, resources ...*string) {
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: dynamoActions(actions), Resources: &resources}))
+}
+
+// dynamoActions names DynamoDB's actions for a policy statement.
+func dynamoActions(actions []string) *[]*string {
 	ddb := make([]*string, len(actions))
 	for i, a := range actions {
 		ddb[i] = jsii.String("dynamodb:" + a)
 	}
-	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: &ddb, Resources: &resources}))
+	return &ddb
 }
 
 // environment is a function's declared variables: every variable it

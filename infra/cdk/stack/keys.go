@@ -36,12 +36,8 @@ func leading(k tablekeys.Key) string {
 // covers every item of its partitions (USER#* a user's days as well as
 // ledgers); that is why a plan has a partition of its own (PLAN#*).
 func grantKeys(role awsiam.IRole, t awsdynamodb.Table, actions []string, patterns ...string) {
-	ddb := make([]*string, len(actions))
-	for i, a := range actions {
-		ddb[i] = jsii.String("dynamodb:" + a)
-	}
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   &ddb,
+		Actions:   dynamoActions(actions),
 		Resources: jsii.Strings(*t.TableArn()),
 		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
 			"dynamodb:LeadingKeys": patterns,
