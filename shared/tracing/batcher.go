@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -111,4 +112,34 @@ func (b *batcher) export(ctx context.Context) error {
 	}
 	b.mu.Unlock()
 	return err
+}
+
+// fanOut hands each kept span to several processors (one batcher per
+// exporter: a file and a collector locally).
+type fanOut []sdktrace.SpanProcessor
+
+var _ sdktrace.SpanProcessor = fanOut(nil)
+
+func (f fanOut) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+
+func (f fanOut) OnEnd(s sdktrace.ReadOnlySpan) {
+	for _, p := range f {
+		p.OnEnd(s)
+	}
+}
+
+func (f fanOut) ForceFlush(ctx context.Context) error {
+	var errs []error
+	for _, p := range f {
+		errs = append(errs, p.ForceFlush(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+func (f fanOut) Shutdown(ctx context.Context) error {
+	var errs []error
+	for _, p := range f {
+		errs = append(errs, p.Shutdown(ctx))
+	}
+	return errors.Join(errs...)
 }

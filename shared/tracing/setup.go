@@ -222,10 +222,18 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 		return nil, fmt.Errorf("tracing: resource: %w", err)
 	}
 	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithSampler(sdktrace.AlwaysSample())}
-	for _, exp := range exps {
-		// Every Lambda invocation flushes the batcher (WithFlush).
-		opts = append(opts, sdktrace.WithSpanProcessor(newTailSampler(newBatcher(exp), cfg.SampleRatio, p.scrub)))
+	// One tail sampler decides and scrubs each span once; every exporter
+	// has a batcher of its own, which each Lambda invocation flushes
+	// (WithFlush).
+	batchers := make(fanOut, len(exps))
+	for i, exp := range exps {
+		batchers[i] = newBatcher(exp)
 	}
+	var next sdktrace.SpanProcessor = batchers
+	if len(batchers) == 1 {
+		next = batchers[0]
+	}
+	opts = append(opts, sdktrace.WithSpanProcessor(newTailSampler(next, cfg.SampleRatio, p.scrub)))
 	p.tp = sdktrace.NewTracerProvider(opts...)
 	otel.SetTracerProvider(p.tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -278,5 +280,24 @@ func TestScrubKeepsCleanAttributesInOrder(t *testing.T) {
 	want := []string{"commonly.run.id=run-1", "n=7", "upstream.message=bad key [redacted]", "clean=ok"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("attributes %q, want %q", got, want)
+	}
+}
+
+// With two exporters (a file and a collector), each gets every kept span
+// once, decided and scrubbed once.
+func TestEveryExporterGetsTheKeptSpans(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "spans.jsonl")
+	tp, exp := setup(t, tracing.Config{SampleRatio: 1, File: file})
+	_, s := tracing.Start(context.Background(), "one")
+	s.End()
+	if got := flushed(t, tp, exp); len(got) != 1 || got[0].Name != "one" {
+		t.Fatalf("the collector got %v", got)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), `"Name":"one"`); n != 1 {
+		t.Errorf("the file holds the span %d times:\n%s", n, b)
 	}
 }
