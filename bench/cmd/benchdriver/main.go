@@ -91,16 +91,13 @@ func run(ctx context.Context, o options) error {
 			o.node = pinned
 		}
 	}
+	// The scripted model, shared by every side.
+	return withModel(func(model *script.Server, llmURL string) error { return table(ctx, o, model, llmURL) })
+}
 
-	// The scripted model, shared by both sides.
-	model := &script.Server{}
-	addr, stop, err := serveLoopback(model)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	llmURL := "http://" + addr + "/v1"
-
+// table runs o.runs rounds of ours, the floor and the peer, then the cold
+// starts, and prints the table.
+func table(ctx context.Context, o options, model *script.Server, llmURL string) error {
 	var ours, floors, peer []sideRun
 	for i := range o.runs {
 		r, err := runOurs(ctx, o, i+1, model, llmURL)
