@@ -115,7 +115,7 @@ func (tr *turn) priceUsage(u tools.Usage) (money.Micros, error) {
 // reservation, and if not the words the model and the record get.
 func (tr *turn) meteredFits(t tools.Tool) (string, bool) {
 	m, ok := t.(tools.Metered)
-	if !ok || tr.reserved <= 0 {
+	if !ok || !tr.capped() {
 		return "", true
 	}
 	worst, err := tr.toolsOutstanding(m)
