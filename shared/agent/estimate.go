@@ -24,10 +24,17 @@ func specBytes(specs []llm.ToolSpec) int64 {
 func messageBytes(msgs []llm.Message) int64 {
 	var n int64
 	for _, m := range msgs {
-		n += int64(len(m.Role) + len(m.Content) + len(m.ReasoningContent) + len(m.ToolCallID))
-		for _, c := range m.ToolCalls {
-			n += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
-		}
+		n += int64(len(m.Role)+len(m.ToolCallID)) + answerBytes(m)
+	}
+	return n
+}
+
+// answerBytes is what a model writes in m: its content, its reasoning
+// and its tool calls.
+func answerBytes(m llm.Message) int64 {
+	n := int64(len(m.Content) + len(m.ReasoningContent))
+	for _, c := range m.ToolCalls {
+		n += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
 	}
 	return n
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/shared/money"
+	"github.com/commonly/runtime/shared/runs"
 )
 
 // Default bounds of one turn.
@@ -13,7 +14,7 @@ const (
 	DefaultMaxModelCalls   = 10
 	DefaultMaxTokens       = 50_000
 	DefaultMaxWall         = 170 * time.Second
-	DefaultMaxCost         = money.Micros(250_000) // TURN_MAX_USD=0.25
+	DefaultMaxCost         = runs.DefaultTurnMaxCost
 	DefaultRepeatLimit     = 3
 	DefaultPostGrace       = 5 * time.Second
 	DefaultMaxOutputTokens = 2048

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/shared/llm"
-	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/tools"
 )
@@ -173,10 +172,8 @@ type turn struct {
 	log    *slog.Logger
 	budget budget
 	maxOut int64
-	// reserved is the run's reservation under a spend cap (zero: none);
-	// callMaxOut is the next call's output cap, maxOut unless the
-	// reservation sizes it (fitCall).
-	reserved   money.Micros
+	// callMaxOut is the next call's output cap, maxOut unless the run's
+	// reservation under a spend cap sizes it (capped, fitCall).
 	callMaxOut int64
 
 	specs     []llm.ToolSpec
@@ -218,13 +215,16 @@ func (l *Loop) newTurn(t TurnInput) *turn {
 	limits := l.cfg.Limits.withDefaults()
 	if r := t.Run.ReservedMicros; r > 0 {
 		// The reservation is at most the turn's bound; it is the bound.
-		tr.reserved = r
 		limits.MaxCost = min(limits.MaxCost, r)
 	}
 	tr.callMaxOut = tr.maxOut
 	tr.budget = newBudget(limits, start)
 	return tr
 }
+
+// capped says whether the turn runs on a reservation under a spend cap
+// (Run.ReservedMicros; zero: none).
+func (tr *turn) capped() bool { return tr.run.ReservedMicros > 0 }
 
 // loop alternates model calls and their tool calls until the model
 // answers without tools or a bound, failure or cancellation ends the turn.

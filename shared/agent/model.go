@@ -21,7 +21,7 @@ func (tr *turn) beforeModel(ctx context.Context) *Error {
 	if e := tr.budget.beforeModel(tr.now(), s); e != nil {
 		return e
 	}
-	if tr.reserved > 0 {
+	if tr.capped() {
 		return tr.fitCall(s)
 	}
 	worst, err := tr.l.Pricer.WorstCase(tr.model, tr.promptEstimate(), tr.maxOut)

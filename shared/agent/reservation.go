@@ -99,23 +99,18 @@ func (tr *turn) toolsOutstanding(next tools.Metered) (money.Micros, error) {
 		u.SearchQueries += n.SearchQueries
 		u.SandboxMillis += n.SandboxMillis
 	}
-	return tr.priceUsage(u)
-}
-
-// priceUsage prices tool usage with the turn's providers (toolCost).
-func (tr *turn) priceUsage(u tools.Usage) (money.Micros, error) {
 	c, err := tr.toolCost(u)
 	if err != nil {
 		return 0, err
 	}
-	return c.SearchMicros + c.SandboxMicros, nil
+	return c.Total(), nil
 }
 
 // meteredFits says whether a metered tool's next call fits in the
 // reservation, and if not the words the model and the record get.
 func (tr *turn) meteredFits(t tools.Tool) (string, bool) {
 	m, ok := t.(tools.Metered)
-	if !ok || tr.reserved <= 0 {
+	if !ok || !tr.capped() {
 		return "", true
 	}
 	worst, err := tr.toolsOutstanding(m)

@@ -22,12 +22,7 @@ func (tr *turn) estimateMissingUsage(resp *llm.Response, prompt int64) *llm.Resp
 	if resp == nil || !resp.UsageMissing {
 		return resp
 	}
-	m := resp.Message
-	got := int64(len(m.Content) + len(m.ReasoningContent))
-	for _, c := range m.ToolCalls {
-		got += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
-	}
-	resp.Usage = llm.Usage{PromptTokens: prompt, CompletionTokens: EstimateTokens(got)}
+	resp.Usage = llm.Usage{PromptTokens: prompt, CompletionTokens: EstimateTokens(answerBytes(resp.Message))}
 	tr.log.Warn("the model's answer carried no usage; estimated", "promptTokens", prompt, "completionTokens", resp.Usage.CompletionTokens)
 	return resp
 }

@@ -38,11 +38,8 @@ func (c *Client) decode(cc *openai.ChatCompletion, httpResp *http.Response) (*Re
 		status = httpResp.StatusCode
 		callID = httpResp.Header.Get(CallIDHeader)
 	}
-	fail := func(kind error, format string, a ...any) *CallError {
-		return &CallError{Kind: kind, Status: status, Message: fmt.Sprintf(format, a...), Billed: true}
-	}
 	if cc == nil {
-		return nil, fail(ErrCall, "empty response body")
+		return nil, callError(ErrCall, status, "empty response body")
 	}
 	resp := &Response{
 		CallID:       callID,
@@ -51,7 +48,7 @@ func (c *Client) decode(cc *openai.ChatCompletion, httpResp *http.Response) (*Re
 		UsageMissing: !cc.JSON.Usage.Valid() || cc.JSON.Usage.Raw() == "null",
 	}
 	if len(cc.Choices) == 0 {
-		return resp, fail(ErrCall, "response has no choices")
+		return resp, callError(ErrCall, status, "response has no choices")
 	}
 	choice := cc.Choices[0]
 	resp.FinishReason = choice.FinishReason
@@ -63,7 +60,7 @@ func (c *Client) decode(cc *openai.ChatCompletion, httpResp *http.Response) (*Re
 	}
 	for _, tc := range choice.Message.ToolCalls {
 		if tc.ID == "" || tc.Function.Name == "" {
-			return resp, fail(ErrCall, "tool call without id or name")
+			return resp, callError(ErrCall, status, "tool call without id or name")
 		}
 		resp.Message.ToolCalls = append(resp.Message.ToolCalls, ToolCall{
 			ID:        tc.ID,
@@ -77,21 +74,18 @@ func (c *Client) decode(cc *openai.ChatCompletion, httpResp *http.Response) (*Re
 // judge checks an answer's finish reason and content, streamed or not:
 // nil for a usable answer, else the CallError the response goes with.
 func (c *Client) judge(resp *Response, finish, refusal string, status int) error {
-	fail := func(kind error, format string, a ...any) *CallError {
-		return &CallError{Kind: kind, Status: status, Message: fmt.Sprintf(format, a...), Billed: true}
-	}
 	switch finish {
 	case finishStop, finishToolCalls:
 	case finishContentFilter:
-		return fail(ErrGuardrail, "answer withheld by the provider's content filter")
+		return callError(ErrGuardrail, status, "answer withheld by the provider's content filter")
 	case finishLength:
-		return fail(ErrCall, "answer cut at the token limit (finish_reason length)")
+		return callError(ErrCall, status, "answer cut at the token limit (finish_reason length)")
 	case finishNoCapacity:
-		return fail(ErrCall, "answer cut for lack of provider capacity (finish_reason %s)", finishNoCapacity)
+		return callError(ErrCall, status, "answer cut for lack of provider capacity (finish_reason %s)", finishNoCapacity)
 	default:
 		// Not one we know: the value is the upstream's, for the log; the
 		// response (and the step recorded from it) says only "unknown".
-		e := fail(ErrCall, "abnormal finish_reason")
+		e := callError(ErrCall, status, "abnormal finish_reason")
 		e.Detail = "finish_reason " + textcap.Bytes(c.scrub(finish), 64)
 		resp.FinishReason = FinishUnknown
 		return e
@@ -99,11 +93,17 @@ func (c *Client) judge(resp *Response, finish, refusal string, status int) error
 	if len(resp.Message.ToolCalls) == 0 && strings.TrimSpace(resp.Message.Content) == "" {
 		if refusal != "" {
 			// OpenAI's structured refusal: a policy refusal, not a fault.
-			return fail(ErrGuardrail, "the model refused the request")
+			return callError(ErrGuardrail, status, "the model refused the request")
 		}
-		return fail(ErrCall, "empty completion: no content and no tool calls")
+		return callError(ErrCall, status, "empty completion: no content and no tool calls")
 	}
 	return nil
+}
+
+// callError is the error of an answer that arrived (billed) with status
+// but is not a usable one.
+func callError(kind error, status int, format string, a ...any) *CallError {
+	return &CallError{Kind: kind, Status: status, Message: fmt.Sprintf(format, a...), Billed: true}
 }
 
 // reasoningContent reads DeepSeek's reasoning_content, which the SDK keeps

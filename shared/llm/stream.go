@@ -77,19 +77,15 @@ func (c *Client) cut(ctx context.Context, httpResp *http.Response, a *assembly, 
 	if a.usage == "" {
 		return nil, ce
 	}
-	resp := a.response(httpResp)
-	resp.Usage = parseUsage(a.usage)
-	return resp, ce
+	return a.response(httpResp), ce
 }
 
 // decodeStream checks a complete stream as decode checks an answer.
 func (c *Client) decodeStream(a *assembly, httpResp *http.Response) (*Response, error) {
 	resp := a.response(httpResp)
-	resp.Usage = parseUsage(a.usage)
-	resp.UsageMissing = a.usage == ""
 	for _, tc := range resp.Message.ToolCalls {
 		if tc.ID == "" || tc.Name == "" {
-			return resp, &CallError{Kind: ErrCall, Status: http.StatusOK, Message: "tool call without id or name", Billed: true}
+			return resp, callError(ErrCall, http.StatusOK, "tool call without id or name")
 		}
 	}
 	return resp, c.judge(resp, a.finish, a.refusal.String(), http.StatusOK)
@@ -168,10 +164,12 @@ func (a *assembly) received() int64 {
 	return n
 }
 
+// response is the answer assembled so far, priced from its usage when
+// one arrived.
 func (a *assembly) response(httpResp *http.Response) *Response {
 	resp := &Response{Model: a.model, FinishReason: a.finish, Message: Message{
 		Role: RoleAssistant, Content: a.content.String(), ReasoningContent: a.reasoning.String(),
-	}}
+	}, Usage: parseUsage(a.usage), UsageMissing: a.usage == ""}
 	if httpResp != nil {
 		resp.CallID = httpResp.Header.Get(CallIDHeader)
 	}

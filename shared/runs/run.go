@@ -50,6 +50,10 @@ const (
 // provider cannot stuff it.
 const MaxErrorMessage = 1000
 
+// DefaultTurnMaxCost is the most one turn may cost when none is
+// configured: the default TURN_MAX_USD (0.25).
+const DefaultTurnMaxCost = money.Micros(250_000)
+
 // Run is the AgentRun record.
 type Run struct {
 	RunID      string `json:"runId" dynamodbav:"runId"`

@@ -14,10 +14,6 @@ import (
 	"github.com/commonly/runtime/shared/runs"
 )
 
-// DefaultTurnBound is the most a turn reserves under a spend cap when
-// the service is given no bound: the loop's default TURN_MAX_USD.
-const DefaultTurnBound = money.Micros(250_000)
-
 // Request limits. A turn's message is what a person typed in a pod; the
 // cap keeps one turn from carrying a document into the model's context.
 const (
@@ -117,7 +113,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		errs = append(errs, fmt.Errorf("turns: turn bound %s or minimum reservation %s is negative", cfg.TurnBound, cfg.MinReservation))
 	}
 	if cfg.TurnBound == 0 {
-		cfg.TurnBound = DefaultTurnBound
+		cfg.TurnBound = runs.DefaultTurnMaxCost
 	}
 	if cfg.DefaultEngine == "" {
 		cfg.DefaultEngine = Native

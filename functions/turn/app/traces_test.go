@@ -17,6 +17,7 @@ import (
 
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/shared/engine/durableobject/dotest"
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
@@ -277,9 +278,10 @@ func TestTraceOfATurnWhoseModelFails(t *testing.T) {
 func TestTraceOfADurableObjectTurn(t *testing.T) {
 	const doToken = "do-runtime-token-7a6b5c"
 	var gotTraceparent string
+	rt := dotest.New(doToken)
 	do := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gotTraceparent = r.Header.Get("traceparent")
-		_, _ = w.Write([]byte(`{"finalMessage":"answer from the durable object","usage":{"model":"deepseek-v4-flash","promptTokens":1200,"cachedPromptTokens":1024,"completionTokens":80}}`))
+		rt.ServeHTTP(w, r)
 	}))
 	t.Cleanup(do.Close)
 	s := newTracedStack(t, tracing.Config{SampleRatio: 1}, map[string]string{"DO_RUNTIME_URL": do.URL, "DO_RUNTIME_TOKEN": doToken})
