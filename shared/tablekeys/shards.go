@@ -92,9 +92,5 @@ func SandboxSlot(shard, slot int) Key {
 	return Key{SandboxSlotPartition(shard), fmt.Sprintf("%s%04d", slotSK, slot)}
 }
 
-// SlotPartitionPrefix begins every slot's partition key value (for the
-// turn role's IAM condition on leading keys).
-const SlotPartitionPrefix = slotPrefix + "#"
-
 // SandboxSlotPartition is the partition key value of a shard's slots.
 func SandboxSlotPartition(shard int) string { return partition(slotPrefix, shard) }
