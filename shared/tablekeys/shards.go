@@ -3,6 +3,8 @@ package tablekeys
 import (
 	"fmt"
 	"hash/fnv"
+	"strconv"
+	"strings"
 )
 
 // The two sparse indexes the reaper reads (open runs, live sandboxes) are
@@ -90,6 +92,17 @@ func ShardSlots(limit, shard int) int {
 // SandboxSlot is the key of slot j of a shard of the sandbox cap.
 func SandboxSlot(shard, slot int) Key {
 	return Key{SandboxSlotPartition(shard), fmt.Sprintf("%s%04d", slotSK, slot)}
+}
+
+// SlotIndex is the slot j a SandboxSlot sort key names; false for a sort
+// key not of that form.
+func SlotIndex(sk string) (int, bool) {
+	digits, ok := strings.CutPrefix(sk, slotSK)
+	if !ok {
+		return 0, false
+	}
+	j, err := strconv.Atoi(digits)
+	return j, err == nil
 }
 
 // SandboxSlotPartition is the partition key value of a shard's slots.
