@@ -45,11 +45,13 @@ func TestDigestOf(t *testing.T) {
 	if d.CodeTurns != 1 || d.CodeRuns != 2 || d.TokensIn != 2_010 || d.MaxTokens != 2_100 || d.MaxDurationMs != 3_000 || d.MaxCost != 1_000 {
 		t.Errorf("code %d/%d tokens %d max tokens %d max ms %d max cost %d", d.CodeTurns, d.CodeRuns, d.TokensIn, d.MaxTokens, d.MaxDurationMs, d.MaxCost)
 	}
+	counts := map[int]int64{}
+	d.CostHist.AddTo(counts)
 	var n int64
-	for _, c := range d.CostHist.Counts() {
+	for _, c := range counts {
 		n += c
 	}
-	if n != 3 || d.CostHist.Counts()[Bucket(1_000)] != 1 || d.CostHist.Counts()[0] != 1 {
+	if n != 3 || counts[Bucket(1_000)] != 1 || counts[0] != 1 {
 		t.Errorf("cost histogram %v", d.CostHist)
 	}
 }

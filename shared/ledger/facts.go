@@ -70,7 +70,7 @@ func decodeFacts(item map[string]types.AttributeValue) *Facts {
 		return nil
 	}
 	var im factImage
-	if err := attributevalue.UnmarshalMap(item, &im); err != nil || !im.Status.Final() {
+	if err := attributevalue.UnmarshalMap(item, &im); err != nil {
 		return nil
 	}
 	f := &Facts{

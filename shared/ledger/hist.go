@@ -41,13 +41,6 @@ func Bucket(v int64) int {
 	return i
 }
 
-// Counts returns the histogram as bucket → count.
-func (h Hist) Counts() map[int]int64 {
-	m := make(map[int]int64, len(h)/2)
-	h.AddTo(m)
-	return m
-}
-
 // AddTo adds the histogram's counts into m, bucket by bucket (a report
 // summing many user-days' histograms).
 func (h Hist) AddTo(m map[int]int64) {

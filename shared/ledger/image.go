@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -32,8 +33,12 @@ type Image struct {
 
 // ImageAttributes are the attributes Image reads, so a caller holding a
 // wider image (a stream record's) converts only these.
-// The usage report's facts of a finished run are among them (facts.go).
-var ImageAttributes = append([]string{"runId", "userId", "day", "engine", "costMicros"}, factAttributes...)
+var ImageAttributes = []string{"runId", "userId", "day", "engine", "costMicros"}
+
+// FinishedImageAttributes are ImageAttributes and the usage report's facts
+// (facts.go): what the ledger reads of a finished run's new image. Only
+// such an image holds facts; any other image needs only ImageAttributes.
+var FinishedImageAttributes = append(slices.Clone(ImageAttributes), factAttributes...)
 
 // DecodeImage reads and checks a run image. The day is the run's own (its
 // admission's UTC day), never the time the record is processed.

@@ -188,7 +188,7 @@ func (l *Ledger) count(ctx context.Context, d *dayRecords, day Day, res *Result)
 		}
 		next := a.next
 		next.Rev = day.Book.Rev + 1
-		err := l.cfg.Store.WriteDay(ctx, Write{Key: d.key, From: day.Book.Rev, Next: next, Delta: a.delta, Digest: DigestOf(next)})
+		err := l.cfg.Store.WriteDay(ctx, Write{Key: d.key, From: day.Book.Rev, Next: next, Delta: a.delta})
 		if err == nil {
 			res.Writes++
 			res.CostMicros += a.delta

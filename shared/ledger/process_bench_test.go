@@ -69,7 +69,7 @@ func BenchmarkProcessBatch(b *testing.B) {
 				b.Fatal(err)
 			}
 			img := map[string]types.AttributeValue{}
-			for _, name := range ledger.ImageAttributes {
+			for _, name := range ledger.FinishedImageAttributes {
 				if v, ok := item[name]; ok {
 					img[name] = v
 				}

@@ -20,7 +20,7 @@ const (
 
 // Record is one record of the runs table's stream (NEW_AND_OLD_IMAGES),
 // translated from the Lambda event by the handler. Images may hold only
-// ImageAttributes.
+// ImageAttributes, and a finished run's New image FinishedImageAttributes.
 type Record struct {
 	// Seq is the record's SequenceNumber, the key of a batch item failure.
 	Seq string

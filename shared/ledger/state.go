@@ -43,15 +43,13 @@ type Day struct {
 }
 
 // Write is one user-day's change: the book as read (From.Rev is the
-// condition), the book to write, and the delta to add to the usage item's
-// cost in the same transaction.
+// condition), the book to write (the store writes DigestOf(Next) with it),
+// and the delta to add to the usage item's cost in the same transaction.
 type Write struct {
 	Key   DayKey
 	From  int64
 	Next  Book
 	Delta money.Micros
-	// Digest is DigestOf(Next), written on the ledger item with it.
-	Digest Digest
 }
 
 // Store keeps the ledgers and the usage items (DynamoDB: store.Dynamo).

@@ -61,7 +61,8 @@ func (d *Dynamo) ReadDays(ctx context.Context, days []ledger.DayKey) (map[ledger
 	return out, nil
 }
 
-// ledgerItem is the ledger item's attributes besides its key.
+// ledgerItem is what ReadDays reads of the ledger item: its attributes
+// besides its key and the report's (reportAttrs, which WriteDay adds).
 type ledgerItem struct {
 	UserID     string                    `dynamodbav:"userId"`
 	Day        string                    `dynamodbav:"day"`
@@ -69,7 +70,6 @@ type ledgerItem struct {
 	CostMicros money.Micros              `dynamodbav:"costMicros"`
 	Runs       map[string]ledger.Counted `dynamodbav:"runs"`
 	TTL        int64                     `dynamodbav:"ttl"`
-	reportAttrs
 }
 
 // WriteDay replaces the ledger item, conditional on the revision read
@@ -83,11 +83,14 @@ func (d *Dynamo) WriteDay(ctx context.Context, w ledger.Write) error {
 		return fmt.Errorf("write ledger: day %q: %w", w.Key.Day, err)
 	}
 	ttl := tablekeys.ExpiresAfterDay(dayStart)
-	item, err := withKey(ledgerItem{
+	// attributevalue flattens the embedded structs: one item.
+	item, err := withKey(struct {
+		ledgerItem
+		reportAttrs
+	}{ledgerItem{
 		UserID: w.Key.UserID, Day: w.Key.Day, Rev: w.Next.Rev,
 		CostMicros: w.Next.CostMicros, Runs: w.Next.Runs, TTL: ttl,
-		reportAttrs: reportOf(w),
-	}, tablekeys.Ledger(w.Key.UserID, w.Key.Day))
+	}, reportOf(w)}, tablekeys.Ledger(w.Key.UserID, w.Key.Day))
 	if err != nil {
 		return err
 	}

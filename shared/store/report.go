@@ -20,8 +20,10 @@ type reportAttrs struct {
 	Digest   *ledger.Digest `dynamodbav:"rpt,omitempty"`
 }
 
+// reportOf is the report's attributes of w's ledger item: its digest,
+// DigestOf(w.Next).
 func reportOf(w ledger.Write) reportAttrs {
-	d := w.Digest
+	d := ledger.DigestOf(w.Next)
 	return reportAttrs{
 		ReportPK: tablekeys.ReportPartition(w.Key.Day, tablekeys.ReportShard(w.Key.UserID)),
 		ReportSK: w.Key.UserID,

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -62,8 +60,8 @@ func (d *Dynamo) acquireInShard(ctx context.Context, limit, shard int, holder st
 		ConsistentRead:            aws.Bool(true),
 	}
 	err := d.queryPages(ctx, in, 0, 0, func(item map[string]types.AttributeValue) error {
-		idx, err := strconv.Atoi(strings.TrimPrefix(strAttr(item, tablekeys.SK), "SLOT#"))
-		if err != nil {
+		idx, ok := tablekeys.SlotIndex(strAttr(item, tablekeys.SK))
+		if !ok {
 			return fmt.Errorf("slot item %q: %w", strAttr(item, tablekeys.SK), errMalformedEntry)
 		}
 		if numAttr(item, attrSlotExpires) > now.UnixMilli() {

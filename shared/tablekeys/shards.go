@@ -3,6 +3,8 @@ package tablekeys
 import (
 	"fmt"
 	"hash/fnv"
+	"strconv"
+	"strings"
 )
 
 // The two sparse indexes the reaper reads (open runs, live sandboxes) are
@@ -92,9 +94,16 @@ func SandboxSlot(shard, slot int) Key {
 	return Key{SandboxSlotPartition(shard), fmt.Sprintf("%s%04d", slotSK, slot)}
 }
 
-// SlotPartitionPrefix begins every slot's partition key value (for the
-// turn role's IAM condition on leading keys).
-const SlotPartitionPrefix = slotPrefix + "#"
+// SlotIndex is the slot j a SandboxSlot sort key names; false for a sort
+// key not of that form.
+func SlotIndex(sk string) (int, bool) {
+	digits, ok := strings.CutPrefix(sk, slotSK)
+	if !ok {
+		return 0, false
+	}
+	j, err := strconv.Atoi(digits)
+	return j, err == nil
+}
 
 // SandboxSlotPartition is the partition key value of a shard's slots.
 func SandboxSlotPartition(shard int) string { return partition(slotPrefix, shard) }

@@ -105,3 +105,34 @@ func TestSlotShards(t *testing.T) {
 		t.Errorf("SandboxSlot(3, 17) = %v", k)
 	}
 }
+
+// TestSlotIndex: a slot's sort key gives back its index, at the shard's
+// bounds and past the four digits; any other sort key none.
+func TestSlotIndex(t *testing.T) {
+	for _, j := range []int{0, 1, SlotsPerShard - 1, SlotsPerShard, 9999, 10000} {
+		if got, ok := SlotIndex(SandboxSlot(0, j).SK); !ok || got != j {
+			t.Errorf("SlotIndex(SandboxSlot(0, %d).SK) = %d, %v", j, got, ok)
+		}
+	}
+	cases := []struct {
+		sk   string
+		want int
+		ok   bool
+	}{
+		{"SLOT#0000", 0, true},
+		{"SLOT#0063", 63, true},
+		{"SLOT#10000", 10000, true},
+		{"SLOT#", 0, false},
+		{"SLOT#x", 0, false},
+		{"SLOT#00 1", 0, false},
+		{"SLOT0001", 0, false},
+		{"slot#0001", 0, false},
+		{"0001", 0, false},
+		{"", 0, false},
+	}
+	for _, c := range cases {
+		if got, ok := SlotIndex(c.sk); ok != c.ok || (ok && got != c.want) {
+			t.Errorf("SlotIndex(%q) = %d, %v; want %d, %v", c.sk, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -7,26 +7,37 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/commonly/runtime/shared/ledger"
+	"github.com/commonly/runtime/shared/runs"
 )
 
 // toRecord translates a stream record. Only the attributes the ledger
-// reads are converted; an attribute that cannot be is left out, and the
-// ledger then finds the image malformed.
+// reads are converted: ImageAttributes, and the report's facts only of a
+// finished run's new image (newAttributes). An attribute that cannot be
+// converted is left out, and the ledger then finds the image malformed.
 func toRecord(r events.DynamoDBEventRecord) ledger.Record {
 	return ledger.Record{
 		Seq: r.Change.SequenceNumber,
 		Op:  ledger.Op(r.EventName),
-		New: toImage(r.Change.NewImage),
-		Old: toImage(r.Change.OldImage),
+		New: toImage(r.Change.NewImage, newAttributes(r.Change.NewImage)),
+		Old: toImage(r.Change.OldImage, ledger.ImageAttributes),
 	}
 }
 
-func toImage(img map[string]events.DynamoDBAttributeValue) map[string]types.AttributeValue {
+// newAttributes are the attributes the ledger reads of a new image:
+// FinishedImageAttributes when its status is final, else ImageAttributes.
+func newAttributes(img map[string]events.DynamoDBAttributeValue) []string {
+	if st, ok := img["status"]; ok && st.DataType() == events.DataTypeString && runs.Status(st.String()).Final() {
+		return ledger.FinishedImageAttributes
+	}
+	return ledger.ImageAttributes
+}
+
+func toImage(img map[string]events.DynamoDBAttributeValue, names []string) map[string]types.AttributeValue {
 	if img == nil {
 		return nil
 	}
-	out := make(map[string]types.AttributeValue, len(ledger.ImageAttributes))
-	for _, name := range ledger.ImageAttributes {
+	out := make(map[string]types.AttributeValue, len(names))
+	for _, name := range names {
 		if v, ok := img[name]; ok {
 			if av, err := toAttributeValue(v); err == nil {
 				out[name] = av

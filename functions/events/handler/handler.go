@@ -21,9 +21,6 @@ import (
 	"github.com/commonly/runtime/shared/turns"
 )
 
-// ServiceScope marks the Commonly backend's tokens, as on the API.
-const ServiceScope = turns.ServiceScope
-
 // Defaults of Config.
 const (
 	// DefaultMaxStream bounds one response: a client resumes with

@@ -36,7 +36,7 @@ var verifier = handler.VerifierFunc(func(_ context.Context, auth string) (map[st
 	sub, admin, _ := strings.Cut(raw, " ")
 	claims := map[string]string{"sub": sub}
 	if admin == "admin" {
-		claims["scope"] = handler.ServiceScope
+		claims["scope"] = turns.ServiceScope
 	}
 	return claims, nil
 })

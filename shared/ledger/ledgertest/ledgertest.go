@@ -37,7 +37,7 @@ func Feed(t testing.TB, db *dynamodblocal.Server, runsTable string, st ledger.St
 	stop, err := db.Subscribe(context.Background(), runsTable, func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		records := make([]ledger.Record, len(ev.Records))
 		for i, r := range ev.Records {
-			records[i] = ledger.Record{Seq: r.Change.SequenceNumber, Op: ledger.Op(r.EventName), New: image(r.Change.NewImage), Old: image(r.Change.OldImage)}
+			records[i] = ledger.Record{Seq: r.Change.SequenceNumber, Op: ledger.Op(r.EventName), New: image(r.Change.NewImage, newAttributes(r.Change.NewImage)), Old: image(r.Change.OldImage, ledger.ImageAttributes)}
 		}
 		res := l.Process(ctx, records)
 		resp := events.DynamoDBEventResponse{}
@@ -88,15 +88,15 @@ func (p noAlarms) Publish(_ context.Context, alarms []ledger.Alarm) []error {
 	return make([]error, len(alarms))
 }
 
-// image converts the attributes the ledger reads (ledger.ImageAttributes)
-// from the stream record; the alarm function's translation is its own
+// image converts the attributes the ledger reads (names) from the stream
+// record; the alarm function's translation is its own
 // (functions/alarm/handler).
-func image(img map[string]events.DynamoDBAttributeValue) map[string]types.AttributeValue {
+func image(img map[string]events.DynamoDBAttributeValue, names []string) map[string]types.AttributeValue {
 	if img == nil {
 		return nil
 	}
-	out := make(map[string]types.AttributeValue, len(ledger.ImageAttributes))
-	for _, name := range ledger.ImageAttributes {
+	out := make(map[string]types.AttributeValue, len(names))
+	for _, name := range names {
 		if v, ok := img[name]; ok {
 			if av := convert(v); av != nil {
 				out[name] = av
@@ -104,6 +104,16 @@ func image(img map[string]events.DynamoDBAttributeValue) map[string]types.Attrib
 		}
 	}
 	return out
+}
+
+// newAttributes are the attributes the ledger reads of a new image:
+// ledger.FinishedImageAttributes when its status is final, else
+// ledger.ImageAttributes.
+func newAttributes(img map[string]events.DynamoDBAttributeValue) []string {
+	if st, ok := img["status"]; ok && st.DataType() == events.DataTypeString && runs.Status(st.String()).Final() {
+		return ledger.FinishedImageAttributes
+	}
+	return ledger.ImageAttributes
 }
 
 // convert translates the types a run's item holds (strings, numbers,

@@ -229,11 +229,7 @@ func (f *Fake) Sandbox(id string) (Info, bool) {
 	if !ok {
 		return Info{}, false
 	}
-	return Info{
-		ID: s.id, State: stateRunning, StartedAt: s.startedAt, EndAt: s.endAt,
-		Metadata: maps.Clone(s.metadata), EnvVars: maps.Clone(s.envVars),
-		AllowInternetAccess: s.allowInternet, Executions: s.executions,
-	}, true
+	return s.info(), true
 }
 
 // Sandboxes lists the live sandboxes (after expiry at the current
@@ -244,9 +240,18 @@ func (f *Fake) Sandboxes() []Info {
 	f.sweep()
 	out := make([]Info, 0, len(f.sandboxes))
 	for _, s := range f.sandboxes {
-		out = append(out, Info{ID: s.id, State: stateRunning, StartedAt: s.startedAt, EndAt: s.endAt, Metadata: maps.Clone(s.metadata), Executions: s.executions})
+		out = append(out, s.info())
 	}
 	return out
+}
+
+// info describes the sandbox; the caller holds the fake's lock.
+func (s *fakeSandbox) info() Info {
+	return Info{
+		ID: s.id, State: stateRunning, StartedAt: s.startedAt, EndAt: s.endAt,
+		Metadata: maps.Clone(s.metadata), EnvVars: maps.Clone(s.envVars),
+		AllowInternetAccess: s.allowInternet, Executions: s.executions,
+	}
 }
 
 // Alive counts live sandboxes (after expiry at the current clock).
