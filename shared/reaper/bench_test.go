@@ -22,12 +22,12 @@ import (
 	"github.com/commonly/runtime/shared/utcday"
 )
 
-// opCounter counts DynamoDB calls, through the awscalls middleware on
-// the client the store uses.
+// opCounter counts DynamoDB calls, through awscalls' counting middleware
+// on the client the store uses.
 type opCounter struct{ n atomic.Int64 }
 
 func (c *opCounter) option(o *dynamodb.Options) {
-	o.APIOptions = append(o.APIOptions, awscalls.Middleware(func(awscalls.Call) { c.n.Add(1) }))
+	o.APIOptions = append(o.APIOptions, awscalls.Counting(func(string) { c.n.Add(1) }))
 }
 
 func (c *opCounter) total() int { return int(c.n.Load()) }

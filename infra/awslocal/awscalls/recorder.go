@@ -50,7 +50,7 @@ func (r *Recorder) Take() []Call {
 func (r *Recorder) APIOption(s *middleware.Stack) error { return Middleware(r.Record)(s) }
 
 // Middleware is an API option that hands each call to record, for a
-// caller that keeps less than every call (a benchmark's counts). It runs
+// caller that keeps the calls its own way (a test's harness). It runs
 // at the Initialize step, before the input is serialized and before the
 // retry loop, so each call the code makes is handed over once.
 func Middleware(record func(Call)) func(*middleware.Stack) error {
@@ -58,6 +58,19 @@ func Middleware(record func(Call)) func(*middleware.Stack) error {
 		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("RecordAWSCalls",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 				record(FromInput(awsmiddleware.GetServiceID(ctx), awsmiddleware.GetOperationName(ctx), in.Parameters))
+				return next.HandleInitialize(ctx, in)
+			}), middleware.Before)
+	}
+}
+
+// Counting is an API option that hands each call's operation name to
+// count, decoding nothing else: for a benchmark, in whose measured
+// process it runs (Middleware reads every key of every call).
+func Counting(count func(operation string)) func(*middleware.Stack) error {
+	return func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("CountAWSCalls",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				count(awsmiddleware.GetOperationName(ctx))
 				return next.HandleInitialize(ctx, in)
 			}), middleware.Before)
 	}
