@@ -55,6 +55,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
+	if cfg.Middleware != nil {
+		opts = append(opts, option.WithMiddleware(cfg.Middleware))
+	}
 	return &Client{
 		chat:     openai.NewChatCompletionService(opts...),
 		timeout:  timeout,

@@ -22,6 +22,10 @@ type Config struct {
 	Timeout time.Duration
 	// HTTPClient is optional, e.g. a client with an in-process transport.
 	HTTPClient *http.Client
+	// Middleware, when set, wraps each attempt's request, inside the
+	// call's context (tracing.ClientSpanHTTP: the trace context and the
+	// call's HTTP facts on the model call's span).
+	Middleware func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error)
 }
 
 // maxTimeout is Lambda's own ceiling; a longer call could never finish.

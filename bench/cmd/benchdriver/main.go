@@ -63,7 +63,7 @@ func main() {
 	flag.StringVar(&o.usageEvent, "event", "functions/turn/testdata/usage.json", "the event of the cold start's first invocation")
 	flag.StringVar(&o.markdown, "markdown", "", "also write the table, as Markdown, to this file")
 	flag.IntVar(&o.floorDDB, "floor-ddb", -1, "DynamoDB calls per request of the floor (default: as many as our turn made)")
-	flag.StringVar(&o.profileDir, "profile-dir", "", "write CPU and allocation profiles of each turn process here (go tool pprof)")
+	flag.StringVar(&o.profileDir, "profile-dir", "", "write CPU and allocation profiles of each turn process here (go tool pprof); with -tracing-cost, turnproc-off and turnproc-on")
 	flag.BoolVar(&o.oursOnly, "ours-only", false, "only our turn process and the cold starts; print their medians as JSON (bench/memsize.sh)")
 	flag.StringVar(&o.jsonOut, "json", "", "with -ours-only or -tracing-cost, also write the JSON line to this file")
 	flag.Float64Var(&o.traceRatio, "trace-ratio", 1, "with -tracing-cost, the share of the traced side's turns whose spans are exported (1: every turn, the worst case; the stack keeps 0.05)")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 
 	"github.com/commonly/runtime/bench/internal/otlpsink"
@@ -35,6 +36,10 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 
 	var sides [2]*side // off, on
 	for i, args := range [][]string{nil, traced} {
+		if o.profileDir != "" {
+			name := filepath.Join(o.profileDir, "turnproc-"+[]string{"off", "on"}[i])
+			args = append(args, "-cpuprofile", name+".cpu", "-memprofile", name+".mem")
+		}
 		s, err := startSide(ctx, o, llmURL, args...)
 		if err != nil {
 			return err

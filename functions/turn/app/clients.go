@@ -10,6 +10,7 @@ import (
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/sandbox/local"
+	"github.com/commonly/runtime/shared/tracing"
 )
 
 // modelClient is the model the loop calls (LiteLLM, or the offline model)
@@ -19,6 +20,12 @@ func modelClient(cfg Config, d Deps, prices *pricing.Table) (*llm.Client, string
 	name := cfg.defaultModel()
 	if cfg.LLMMode == LLMOffline {
 		llmCfg = llm.Config{BaseURL: offline.BaseURL, HTTPClient: offline.HTTPClient(), Timeout: cfg.LLMTimeout}
+	}
+	if d.Tracing.Enabled() {
+		// The model call's span is its client span: no otelhttp span
+		// under it (tracing.HTTPClient), the traceparent and HTTP facts
+		// from this middleware.
+		llmCfg.Middleware = tracing.ClientSpanHTTP
 	}
 	if err := prices.Model(name); err != nil {
 		return nil, "", fmt.Errorf("LLM_MODEL %q: %w", name, err)

@@ -115,6 +115,17 @@ func (tr *spanTree) under(s, anc tracetest.SpanStub) bool {
 	return false
 }
 
+// children are the names of the spans whose parent is s.
+func (tr *spanTree) children(s tracetest.SpanStub) []string {
+	var out []string
+	for _, c := range tr.all {
+		if c.Parent.SpanID() == s.SpanContext.SpanID() {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
 func (tr *spanTree) names() []string {
 	var out []string
 	for _, s := range tr.all {
@@ -210,7 +221,15 @@ func TestTraceOfACodeTurn(t *testing.T) {
 		if fr := attr(c, "gen_ai.response.finish_reasons").AsStringSlice(); len(fr) != 1 || fr[0] != st.FinishReason {
 			t.Errorf("model call %d finish reasons = %v, want [%s]", i, fr, st.FinishReason)
 		}
-		tr.one(t, "HTTP POST", &c) // to LiteLLM, through otelhttp
+		// The chat span is the call's client span: no otelhttp span under
+		// it, the HTTP facts on it.
+		if kids := tr.children(c); len(kids) != 0 {
+			t.Errorf("model call %d has child spans %v", i, kids)
+		}
+		wantAttrs(t, c, map[attribute.Key]any{"server.address": "127.0.0.1", "http.response.status_code": int64(200)})
+		if attr(c, "server.port").AsInt64() == 0 {
+			t.Errorf("model call %d: no server.port", i)
+		}
 	}
 	// LiteLLM got the trace context: its own spans would join the turn's.
 	if tp := s.llm.Requests()[0].Header.Get("traceparent"); !strings.Contains(tp, run.TraceID) {
@@ -268,7 +287,10 @@ func TestTraceOfATurnWhoseModelFails(t *testing.T) {
 	if chat.Status.Code != codes.Error || attr(chat, tracing.ErrorType).AsString() != string(failed.ErrorKind) {
 		t.Errorf("model call: status %v, error.type %q", chat.Status, attr(chat, tracing.ErrorType).AsString())
 	}
-	tr.one(t, "HTTP POST", &chat)
+	wantAttrs(t, chat, map[attribute.Key]any{"http.response.status_code": int64(http.StatusBadGateway)})
+	if kids := tr.children(chat); len(kids) != 0 {
+		t.Errorf("the failed model call has child spans %v", kids)
+	}
 	tr.one(t, "turn.final_write", &root)
 	s.assertNoSecretsInSpans(t, []string{"hello again"})
 }
