@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"math/bits"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -54,7 +55,7 @@ func (w window) last(n int) window {
 type Scrubber struct {
 	// raw and enc hold every MinPiece- and encodedPiece-long window of
 	// the secrets' forms, ASCII-lowercased.
-	raw, enc map[window]struct{}
+	raw, enc pieceSet
 	// short are the lowercased forms of secrets shorter than MinPiece,
 	// redacted only whole.
 	short []string
@@ -62,7 +63,7 @@ type Scrubber struct {
 
 // NewScrubber builds a scrubber for secrets; empty ones are ignored.
 func NewScrubber(secrets ...string) *Scrubber {
-	s := &Scrubber{raw: map[window]struct{}{}, enc: map[window]struct{}{}}
+	s := &Scrubber{}
 	for _, secret := range secrets {
 		if secret == "" {
 			continue
@@ -72,13 +73,13 @@ func NewScrubber(secrets ...string) *Scrubber {
 				s.short = append(s.short, lowerASCII(f))
 				continue
 			}
-			addWindows(s.raw, f, MinPiece)
+			addWindows(&s.raw, f, MinPiece)
 		}
 		if len(secret) < MinPiece {
 			continue
 		}
 		for _, f := range encodedForms(secret) {
-			addWindows(s.enc, f, encodedPiece)
+			addWindows(&s.enc, f, encodedPiece)
 		}
 	}
 	return s
@@ -114,14 +115,51 @@ func encodedForms(secret string) []string {
 	return forms
 }
 
-func addWindows(set map[window]struct{}, form string, n int) {
+func addWindows(set *pieceSet, form string, n int) {
 	var w window
 	for i := range len(form) {
 		w = w.push(form[i])
 		if i+1 >= n {
-			set[w.last(n)] = struct{}{}
+			set.add(w.last(n))
 		}
 	}
+}
+
+// pieceSet is a set of windows with a bit filter in front of its map:
+// nearly every window of a text is in no secret, and one bit says so
+// without hashing the window into the map (Scrub looks up two windows a
+// byte, on every log line and span).
+type pieceSet struct {
+	bits []uint64 // filterBits bits; nil while the set is empty
+	m    map[window]struct{}
+}
+
+const filterBits = 1 << 16
+
+// slot is w's bit in the filter: a multiplicative hash of both halves.
+func (w window) slot() uint32 {
+	return uint32((w.lo ^ bits.RotateLeft64(w.hi, 29)) * 0x9e3779b97f4a7c15 >> (64 - 16))
+}
+
+func (p *pieceSet) add(w window) {
+	if p.m == nil {
+		p.m, p.bits = map[window]struct{}{}, make([]uint64, filterBits/64)
+	}
+	p.m[w] = struct{}{}
+	s := w.slot()
+	p.bits[s>>6] |= 1 << (s & 63)
+}
+
+func (p *pieceSet) has(w window) bool {
+	if p.bits == nil {
+		return false
+	}
+	s := w.slot()
+	if p.bits[s>>6]&(1<<(s&63)) == 0 {
+		return false
+	}
+	_, ok := p.m[w]
+	return ok
 }
 
 func lowerByte(b byte) byte {
@@ -142,7 +180,7 @@ func lowerASCII(s string) string {
 
 // Empty reports whether the scrubber holds no secret.
 func (s *Scrubber) Empty() bool {
-	return s == nil || len(s.raw) == 0 && len(s.enc) == 0 && len(s.short) == 0
+	return s == nil || len(s.raw.m) == 0 && len(s.enc.m) == 0 && len(s.short) == 0
 }
 
 // Scrub returns text with every run of characters that belongs to a
@@ -164,12 +202,12 @@ func (s *Scrubber) Scrub(text string) string {
 	for i := range len(text) {
 		w = w.push(text[i])
 		if i+1 >= MinPiece {
-			if _, ok := s.raw[w.last(MinPiece)]; ok {
+			if s.raw.has(w.last(MinPiece)) {
 				mark(i+1-MinPiece, i+1)
 			}
 		}
 		if i+1 >= encodedPiece {
-			if _, ok := s.enc[w.last(encodedPiece)]; ok {
+			if s.enc.has(w.last(encodedPiece)) {
 				mark(i+1-encodedPiece, i+1)
 			}
 		}

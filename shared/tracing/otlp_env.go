@@ -122,6 +122,7 @@ func parseOTLPHeaders(s string) (map[string]string, error) {
 // set.
 func (c OTLP) transport() (http.RoundTripper, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.WriteBufferSize = 64 << 10
 	if c.CAFile == "" && c.ClientCertFile == "" {
 		return tr, nil
 	}
