@@ -3,6 +3,7 @@ package tracing
 import (
 	"context"
 	"errors"
+	"slices"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -36,29 +37,35 @@ func addAWSSpans(s *middleware.Stack) error {
 
 func awsSpan(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 	service, op := awsmiddleware.GetServiceID(ctx), awsmiddleware.GetOperationName(ctx)
-	attrs := []attribute.KeyValue{
-		semconv.RPCSystemNameKey.String("aws-api"),
-		semconv.RPCMethod(service + "/" + op),
-		attribute.String("aws.region", awsmiddleware.GetRegion(ctx)),
+	ctx, span := Tracer().Start(ctx, service+"."+op, trace.WithSpanKind(trace.SpanKindClient))
+	defer span.End()
+	out, md, err := next.HandleInitialize(ctx, in)
+	if !span.IsRecording() {
+		return out, md, err
 	}
+	// Every attribute at the end, in one call: the sampler decides at the
+	// trace's end (tail.go), not from the start's attributes, and each
+	// SetAttributes call locks the span and grows its attributes.
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs,
+		semconv.RPCSystemNameKey.String("aws-api"),
+		semconv.RPCMethod(service+"/"+op),
+		attribute.String("aws.region", awsmiddleware.GetRegion(ctx)),
+	)
 	if tables := dynamoDBTables(in.Parameters); tables != nil {
 		attrs = append(attrs, semconv.DBSystemNameAWSDynamoDB, semconv.AWSDynamoDBTableNames(tables...))
 	}
-	ctx, span := Tracer().Start(ctx, service+"."+op, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	defer span.End()
-	out, md, err := next.HandleInitialize(ctx, in)
-	end := attrs[:0] // Start copied the start's attributes: their array is free
 	if resp, ok := awsmiddleware.GetRawResponse(md).(*smithyhttp.Response); ok {
-		end = append(end, semconv.HTTPResponseStatusCode(resp.StatusCode))
+		attrs = append(attrs, semconv.HTTPResponseStatusCode(resp.StatusCode))
 	}
 	if id, ok := awsmiddleware.GetRequestIDMetadata(md); ok {
-		end = append(end, attribute.String("aws.request_id", id))
+		attrs = append(attrs, attribute.String("aws.request_id", id))
 	}
 	if err != nil {
-		end = append(end, awsErrorType(err))
+		attrs = append(attrs, awsErrorType(err))
 		span.SetStatus(codes.Error, err.Error())
 	}
-	span.SetAttributes(end...)
+	span.SetAttributes(attrs...)
 	return out, md, err
 }
 
@@ -91,8 +98,7 @@ func dynamoDBTables(params any) []string {
 		}
 		return names
 	case *dynamodb.TransactWriteItemsInput:
-		var names []string
-		seen := map[string]bool{}
+		names := []string{}
 		for _, it := range v.TransactItems {
 			var t *string
 			switch {
@@ -105,13 +111,10 @@ func dynamoDBTables(params any) []string {
 			case it.ConditionCheck != nil:
 				t = it.ConditionCheck.TableName
 			}
-			if t != nil && !seen[*t] {
-				seen[*t] = true
+			// A transaction names a table or two: a scan, not a map.
+			if t != nil && !slices.Contains(names, *t) {
 				names = append(names, *t)
 			}
-		}
-		if names == nil {
-			names = []string{}
 		}
 		return names
 	}

@@ -33,16 +33,22 @@ func (s *scrubber) span(in sdktrace.ReadOnlySpan) sdktrace.ReadOnlySpan {
 	if sc != nil && sc.Empty() {
 		sc = nil
 	}
-	out := &scrubbedSpan{ReadOnlySpan: in, status: in.Status()}
-	out.attrs = s.attrs(sc, in.Attributes())
-	if evs := in.Events(); len(evs) > 0 {
+	attrs := in.Attributes()
+	clean := s.attrs(sc, attrs)
+	evs, ls, status := in.Events(), in.Links(), in.Status()
+	if len(evs) == 0 && len(ls) == 0 && (sc == nil || status.Description == "") && sameSlice(clean, attrs) {
+		// Nothing to change: the span as it is, without a copy.
+		return in
+	}
+	out := &scrubbedSpan{ReadOnlySpan: in, status: status, attrs: clean}
+	if len(evs) > 0 {
 		out.events = make([]sdktrace.Event, len(evs))
 		for i, e := range evs {
 			e.Attributes = s.attrs(sc, e.Attributes)
 			out.events[i] = e
 		}
 	}
-	if ls := in.Links(); len(ls) > 0 {
+	if len(ls) > 0 {
 		out.links = make([]sdktrace.Link, len(ls))
 		for i, l := range ls {
 			l.Attributes = s.attrs(sc, l.Attributes)
@@ -53,6 +59,11 @@ func (s *scrubber) span(in sdktrace.ReadOnlySpan) sdktrace.ReadOnlySpan {
 		out.status.Description = sc.Scrub(out.status.Description)
 	}
 	return out
+}
+
+// sameSlice says whether attrs returned its input as is.
+func sameSlice(a, b []attribute.KeyValue) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 func (s *scrubber) attrs(sc *redact.Scrubber, in []attribute.KeyValue) []attribute.KeyValue {

@@ -26,36 +26,46 @@ func traced(s Store) Store {
 }
 
 func (s tracedStore) Admit(ctx context.Context, a Admission) (AdmitResult, error) {
-	ctx, span := tracing.Start(ctx, "turn.admit", trace.WithAttributes(tracing.RunStarted(a.Run)...))
+	ctx, span := tracing.Start(ctx, "turn.admit")
 	defer span.End()
 	res, err := s.Store.Admit(ctx, a)
-	span.SetAttributes(attribute.Bool("commonly.admit.admitted", res.Admitted), attribute.String("commonly.plan", string(a.Plan)),
+	if !span.IsRecording() {
+		return res, err
+	}
+	// Every attribute at the end, in one call (each call locks the span
+	// and grows its attributes); the sampler decides at the trace's end.
+	attrs := append(make([]attribute.KeyValue, 0, 9), tracing.RunStarted(a.Run)...)
+	attrs = append(attrs, attribute.Bool("commonly.admit.admitted", res.Admitted), attribute.String("commonly.plan", string(a.Plan)),
 		attribute.Int64("commonly.admit.limit", a.Limit))
 	switch {
 	case err != nil:
-		tracing.Fail(span, "unavailable")
 	case res.ReplayOf != "":
-		span.SetAttributes(attribute.String("commonly.admit.replay_of", res.ReplayOf))
+		attrs = append(attrs, attribute.String("commonly.admit.replay_of", res.ReplayOf))
 	case res.CapRefused:
-		span.SetAttributes(attribute.String("commonly.admit.refused", "spend_cap"))
+		attrs = append(attrs, attribute.String("commonly.admit.refused", "spend_cap"))
 	case !res.Admitted && !res.PlanChanged:
-		span.SetAttributes(attribute.String("commonly.admit.refused", "ceiling"), attribute.Int64("commonly.admit.used", res.CeilingUsed))
+		attrs = append(attrs, attribute.String("commonly.admit.refused", "ceiling"), attribute.Int64("commonly.admit.used", res.CeilingUsed))
+	}
+	span.SetAttributes(attrs...)
+	if err != nil {
+		tracing.Fail(span, "unavailable")
 	}
 	return res, err
 }
 
 func (s tracedStore) ClaimRun(ctx context.Context, runID string, at time.Time) (*runs.Run, error) {
-	ctx, span := tracing.Start(ctx, "turn.claim", trace.WithAttributes(tracing.RunID.String(runID)))
+	ctx, span := tracing.Start(ctx, "turn.claim")
 	defer span.End()
 	r, err := s.Store.ClaimRun(ctx, runID, at)
 	switch {
 	case errors.Is(err, ErrNotClaimable):
 		// An outcome (a retried or late dispatch), not a failure.
-		span.SetAttributes(attribute.Bool("commonly.claim.claimed", false))
+		span.SetAttributes(tracing.RunID.String(runID), attribute.Bool("commonly.claim.claimed", false))
 	case err != nil:
+		span.SetAttributes(tracing.RunID.String(runID))
 		tracing.Fail(span, "unavailable")
 	default:
-		span.SetAttributes(attribute.Bool("commonly.claim.claimed", true))
+		span.SetAttributes(tracing.RunID.String(runID), attribute.Bool("commonly.claim.claimed", true))
 	}
 	return r, err
 }
@@ -88,13 +98,17 @@ func (s tracedStore) FinishRun(ctx context.Context, r *runs.Run, refund bool) er
 // the root of a dispatched turn's part of the trace (its parent is the
 // API request's, carried in the dispatch event), with the run's outcome.
 func (w *Worker) Execute(ctx context.Context, runID string) (*runs.Run, error) {
-	ctx, span := tracing.Start(ctx, "turn.run", trace.WithAttributes(tracing.RunID.String(runID)))
+	ctx, span := tracing.Start(ctx, "turn.run")
 	defer span.End()
 	r, err := w.execute(ctx, runID)
 	if err != nil {
 		tracing.Fail(span, "final_write")
 	}
-	tracing.RunEnded(span, r)
+	if r != nil {
+		tracing.RunEnded(span, r) // the run's ids and outcome, in one call
+	} else {
+		span.SetAttributes(tracing.RunID.String(runID))
+	}
 	return r, err
 }
 
@@ -104,7 +118,6 @@ func (w *Worker) Execute(ctx context.Context, runID string) (*runs.Run, error) {
 // ran inline, its outcome.
 func (s *Service) dispatchTraced(ctx context.Context, run *runs.Run) (*runs.Run, error) {
 	root := trace.SpanFromContext(ctx)
-	root.SetAttributes(tracing.RunStarted(run)...)
 	dctx, span := tracing.Start(ctx, "turn.dispatch", trace.WithAttributes(tracing.RunID.String(run.RunID)))
 	latest, err := s.dispatch.Dispatch(dctx, run)
 	if err != nil {
@@ -112,7 +125,9 @@ func (s *Service) dispatchTraced(ctx context.Context, run *runs.Run) (*runs.Run,
 	}
 	span.End()
 	if latest != nil && latest.Status.Final() {
-		tracing.RunEnded(root, latest)
+		tracing.RunEnded(root, latest) // the run's ids and outcome, in one call
+	} else {
+		root.SetAttributes(tracing.RunStarted(run)...)
 	}
 	return latest, err
 }
