@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 )
@@ -22,6 +23,14 @@ func ForFunction(ctx context.Context, getenv func(string) string, service string
 	}
 	if tp.Enabled() {
 		InstrumentAWS(awsCfg)
+		// In Lambda, each invocation's spans go after its response, held
+		// open by the traces extension (afterresponse.go); without it, each
+		// invocation exports its own before it answers.
+		if api := getenv("AWS_LAMBDA_RUNTIME_API"); api != "" {
+			if err := tp.exportAfterResponseInLambda(ctx, api, slog.Default()); err != nil {
+				slog.Default().Warn("traces are exported before each response", "err", err)
+			}
+		}
 	}
 	return tp, nil
 }

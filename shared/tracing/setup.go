@@ -170,6 +170,9 @@ type Provider struct {
 	scrub *scrubber
 	file  io.Closer
 	once  sync.Once
+	// after, when set, exports each invocation's spans after its
+	// response (afterresponse.go).
+	after *afterResponse
 }
 
 // Setup builds the provider cfg describes and makes it (and the W3C
@@ -288,14 +291,16 @@ func (p *Provider) Shutdown(ctx context.Context) error {
 const FlushTimeout = 2 * time.Second
 
 // WithFlush wraps a Lambda handler so that each invocation's kept spans
-// are exported before it returns: Lambda freezes the environment once
-// the handler returns. Off, h is returned as is.
+// are exported before Lambda freezes the environment: by the traces
+// extension once the response is out (ForFunction registers it), else
+// before the handler returns. Off, h is returned as is.
 func WithFlush[E, R any](p *Provider, log *slog.Logger, h func(context.Context, E) (R, error)) func(context.Context, E) (R, error) {
 	if !p.Enabled() {
 		return h
 	}
 	return func(ctx context.Context, ev E) (R, error) {
-		defer p.flushBounded(ctx, log)
+		p.invocationStart()
+		defer p.invocationDone(ctx, log)
 		return h(ctx, ev)
 	}
 }
@@ -308,7 +313,8 @@ func WithFlushHTTP(p *Provider, log *slog.Logger, h http.Handler) http.Handler {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer p.flushBounded(r.Context(), log)
+		p.invocationStart()
+		defer p.invocationDone(r.Context(), log)
 		h.ServeHTTP(w, r)
 	})
 }

@@ -42,6 +42,7 @@ type options struct {
 	profileDir                      string
 	oursOnly                        bool
 	tracingCost                     bool
+	exportBeforeResponse            bool
 	traceRatio                      float64
 	jsonOut                         string
 }
@@ -67,6 +68,7 @@ func main() {
 	flag.BoolVar(&o.oursOnly, "ours-only", false, "only our turn process and the cold starts; print their medians as JSON (bench/memsize.sh)")
 	flag.StringVar(&o.jsonOut, "json", "", "with -ours-only or -tracing-cost, also write the JSON line to this file")
 	flag.Float64Var(&o.traceRatio, "trace-ratio", 1, "with -tracing-cost, the share of the traced side's turns whose spans are exported (1: every turn, the worst case; the stack keeps 0.05)")
+	flag.BoolVar(&o.exportBeforeResponse, "export-before-response", false, "with -tracing-cost, the traced process exports each request's spans before it answers (a function without the traces extension) rather than after")
 	flag.BoolVar(&o.tracingCost, "tracing-cost", false, "only our turn process, in pairs: tracing off, and every turn traced and exported to a collector outside it; the CPU a turn and each pair's ratio as JSON")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {

@@ -13,9 +13,10 @@ import (
 // tracingCost is -tracing-cost: what tracing adds to the turn process's
 // own CPU (issue 25's bar: within +10 %). Two turn processes run side by
 // side for the whole measurement, one with tracing off and one with every
-// turn traced (turnproc -otlp: each request's spans exported, the
-// provider flushed after each request as each invocation's is; with
-// -trace-ratio only that share kept). After o.warmup turns each, they
+// turn traced (turnproc -otlp: each request's spans exported after its
+// response, the next request starting once they are out, as the traces
+// extension does in Lambda; with -export-before-response before the
+// response instead; with -trace-ratio only that share kept). After o.warmup turns each, they
 // take turns in blocks of o.turns turns, o.runs blocks each, the order
 // alternating, each block's CPU read from the process before and after
 // it. Blocks a second or two long, back to back, see the same machine:
@@ -33,6 +34,9 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 	}
 	defer stop()
 	traced := []string{"-otlp", "http://" + addr + "/v1/traces", "-trace-ratio", strconv.FormatFloat(o.traceRatio, 'g', -1, 64)}
+	if o.exportBeforeResponse {
+		traced = append(traced, "-export-before-response")
+	}
 
 	var sides [2]*side // off, on
 	for i, args := range [][]string{nil, traced} {
@@ -88,7 +92,7 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 		"offCpuMsPerTurn": cpu[0] / n, "onCpuMsPerTurn": cpu[1] / n, "ratio": cpu[1] / cpu[0],
 		"blockRatioMedian": median(ratios), "blockRatios": ratios,
 		"offDynamoDBCallsPerTurn": ddb[0] / n, "onDynamoDBCallsPerTurn": ddb[1] / n,
-		"otlpBytesPerExport": sink.BytesPerExport(), "traceRatio": o.traceRatio,
+		"otlpBytesPerExport": sink.BytesPerExport(), "traceRatio": o.traceRatio, "exportBeforeResponse": o.exportBeforeResponse,
 	}
 	return printJSON(o, out)
 }

@@ -9,8 +9,12 @@
 //
 //	turnproc -llm URL -dynamo URL [-log warn|info] [-floor N] [-otlp URL [-trace-ratio R]]
 //
-// With -otlp URL every turn is traced and its spans exported there, the
-// provider flushed after each request (benchdriver -tracing-cost).
+// With -otlp URL every turn is traced and its spans exported there after
+// each response, the next request starting once they are out, as the
+// traces extension does in Lambda (tracing.ExportAfterResponse;
+// benchdriver -tracing-cost). With -export-before-response too, each
+// request exports before it answers instead, as a function without the
+// extension does.
 // With -floor N it serves the benchmark's floor instead of the turn
 // function (bench/internal/floor): each API request makes the script's
 // model calls and N DynamoDB calls with a bare HTTP client, nothing else.
@@ -70,6 +74,7 @@ func run() error {
 	memProfile := flag.String("memprofile", "", "write an allocation profile to this file at exit")
 	floorCalls := flag.Int("floor", -1, "serve the floor instead of the turn: the script's model calls and this many DynamoDB calls per request")
 	otlpURL := flag.String("otlp", "", "trace every turn and export its spans to this OTLP/HTTP traces URL, flushed after each request as each invocation is")
+	exportBefore := flag.Bool("export-before-response", false, "with -otlp, export each request's spans before it answers (a function without the traces extension)")
 	ratio := flag.Float64("trace-ratio", 1, "with -otlp, the share of turns that did not fail whose spans are exported (TRACES_SAMPLE_RATIO; the stack's default is 0.05)")
 	flag.Parse()
 	if *llmURL == "" {
@@ -132,6 +137,11 @@ func run() error {
 			return err
 		}
 		defer func() { _ = tp.Shutdown(context.WithoutCancel(ctx)) }()
+		if !*exportBefore {
+			if err := tp.ExportAfterResponse(log); err != nil {
+				return err
+			}
+		}
 		opts := []func(*dynamodb.Options){counter.Option()}
 		if tp.Enabled() {
 			// As the turn function's main wires it.
