@@ -25,10 +25,7 @@ import (
 // endpoint variables. `make test` builds the bootstrap and sets RIE_BIN
 // and ALARM_BOOTSTRAP.
 func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
-	rieBin, bootstrap := os.Getenv("RIE_BIN"), os.Getenv("ALARM_BOOTSTRAP")
-	if rieBin == "" || bootstrap == "" {
-		t.Skip("RIE_BIN and ALARM_BOOTSTRAP are set by `make test`")
-	}
+	rieBin, bootstrap := rie.Binaries(t, os.Getenv, "ALARM_BOOTSTRAP")
 	ctx := context.Background()
 	tables := store.Tables{State: "rie-state", Runs: "rie-runs"}
 	// What the stand-ins serve during each invocation is the function's
@@ -45,20 +42,11 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	}
 	defer bus.Close()
 
-	emu, err := rie.Start(rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), map[string]string{
+	emu := rie.StartTest(t, rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), map[string]string{
 		"STATE_TABLE": tables.State, "EVENT_BUS_NAME": "commonly-alarms", "AWS_ENDPOINT_URL_EVENTBRIDGE": bus.URL,
 		// JSON logs, as the stack configures the function's logging.
 		"AWS_LAMBDA_LOG_FORMAT": "JSON",
-	}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = emu.Close()
-		if t.Failed() {
-			t.Logf("emulator output:\n%s", emu.Output())
-		}
-	}()
+	}))
 
 	invoke := func(name string) []string {
 		t.Helper()

@@ -35,10 +35,7 @@ import (
 // neither E2B nor DynamoDB answering, the invocation fails. `make test`
 // builds the bootstrap and sets RIE_BIN and REAPER_BOOTSTRAP.
 func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
-	rieBin, bootstrap := os.Getenv("RIE_BIN"), os.Getenv("REAPER_BOOTSTRAP")
-	if rieBin == "" || bootstrap == "" {
-		t.Skip("RIE_BIN and REAPER_BOOTSTRAP are set by `make test`")
-	}
+	rieBin, bootstrap := rie.Binaries(t, os.Getenv, "REAPER_BOOTSTRAP")
 	ctx := context.Background()
 	tables := store.Tables{State: "rie-state", Runs: "rie-runs"}
 	var served awscalls.Recorder
@@ -96,16 +93,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 		"AWS_LAMBDA_LOG_FORMAT": "JSON",
 	}
 	served.Take() // the test's own writes
-	emu, err := rie.Start(rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), vars), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = emu.Close()
-		if t.Failed() {
-			t.Logf("emulator output:\n%s", emu.Output())
-		}
-	}()
+	emu := rie.StartTest(t, rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), vars))
 	payload, err := os.ReadFile(filepath.Join("testdata", "scheduled.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -27,10 +27,7 @@ import (
 // AWS_ENDPOINT_URL_DYNAMODB. `make test` builds both binaries and sets
 // RIE_BIN and TURN_BOOTSTRAP.
 func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
-	rieBin, bootstrap := os.Getenv("RIE_BIN"), os.Getenv("TURN_BOOTSTRAP")
-	if rieBin == "" || bootstrap == "" {
-		t.Skip("RIE_BIN and TURN_BOOTSTRAP are set by `make test`")
-	}
+	rieBin, bootstrap := rie.Binaries(t, os.Getenv, "TURN_BOOTSTRAP")
 	ctx := context.Background()
 	tables := store.Tables{State: "rie-state", Runs: "rie-runs"}
 	// Every request the stand-ins serve is the bootstrap's (the test
@@ -71,16 +68,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 		"AWS_LAMBDA_FUNCTION_NAME": fnName, lambdalocal.EndpointVar: lam.URL, secretsmanagerlocal.EndpointVar: secrets.URL,
 		"LLM_BASE_URL": model.URL, "LLM_API_KEY_SECRET_ARN": llmARN, "LLM_MODEL": "deepseek-v4-flash",
 		"STAGE": "dev", "SANDBOX": "e2b", "E2B_API_KEY_SECRET_ARN": e2bARN, "E2B_API_URL": e2bFake.URL}
-	emu, err := rie.Start(rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), vars), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = emu.Close()
-		if t.Failed() {
-			t.Logf("emulator output:\n%s", emu.Output())
-		}
-	}()
+	emu := rie.StartTest(t, rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), vars))
 
 	invoke := func(name string) map[string]any {
 		t.Helper()

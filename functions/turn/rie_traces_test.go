@@ -26,10 +26,7 @@ import (
 // after its answer; the function keeps serving invocations (the
 // extension asks for its next event after each export).
 func TestTracesLeaveAfterEachAnswerUnderRuntimeInterfaceEmulator(t *testing.T) {
-	rieBin, bootstrap := os.Getenv("RIE_BIN"), os.Getenv("TURN_BOOTSTRAP")
-	if rieBin == "" || bootstrap == "" {
-		t.Skip("RIE_BIN and TURN_BOOTSTRAP are set by `make test`")
-	}
+	rieBin, bootstrap := rie.Binaries(t, os.Getenv, "TURN_BOOTSTRAP")
 	ctx := context.Background()
 	tables := store.Tables{State: "rie-traces-state", Runs: "rie-traces-runs"}
 	db, err := dynamodblocal.NewWithTables(ctx, dynamodblocal.Config{}, tables)
@@ -56,16 +53,7 @@ func TestTracesLeaveAfterEachAnswerUnderRuntimeInterfaceEmulator(t *testing.T) {
 		"LLM_BASE_URL": model.URL, "LLM_API_KEY": llmKey, "LLM_MODEL": "deepseek-v4-flash", "STAGE": "dev",
 		"SANDBOX": "e2b", "E2B_API_KEY": e2btest.DefaultAPIKey, "E2B_API_URL": e2bFake.URL,
 		"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL, "TRACES_SAMPLE_RATIO": "1"}
-	emu, err := rie.Start(rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), vars), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = emu.Close()
-		if t.Failed() {
-			t.Logf("emulator output:\n%s", emu.Output())
-		}
-	}()
+	emu := rie.StartTest(t, rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), vars))
 	payload, err := os.ReadFile(filepath.Join("testdata", "usage.json"))
 	if err != nil {
 		t.Fatal(err)

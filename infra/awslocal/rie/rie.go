@@ -128,3 +128,43 @@ func FreeAddr() (string, error) {
 	defer ln.Close()
 	return ln.Addr().String(), nil
 }
+
+// TB is the part of testing.TB the test helpers use (the package is
+// linked into commands too, which need not link testing).
+type TB interface {
+	Helper()
+	Skip(args ...any)
+	Fatal(args ...any)
+	Logf(format string, args ...any)
+	Failed() bool
+	Cleanup(func())
+}
+
+// Binaries are the emulator (RIE_BIN) and the bootstrap that bootstrapVar
+// names, as `make test` sets them after building; t is skipped when
+// either is unset.
+func Binaries(t TB, getenv func(string) string, bootstrapVar string) (bin, bootstrap string) {
+	t.Helper()
+	bin, bootstrap = getenv("RIE_BIN"), getenv(bootstrapVar)
+	if bin == "" || bootstrap == "" {
+		t.Skip("RIE_BIN and " + bootstrapVar + " are set by `make test`")
+	}
+	return bin, bootstrap
+}
+
+// StartTest is Start for a test: t fails if the emulator does not start,
+// and it is closed at t's end, its output logged when t failed.
+func StartTest(t TB, bin, bootstrap string, env []string) *Emulator {
+	t.Helper()
+	e, err := Start(bin, bootstrap, env, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.Close()
+		if t.Failed() {
+			t.Logf("emulator output:\n%s", e.Output())
+		}
+	})
+	return e
+}
