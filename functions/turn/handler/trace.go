@@ -28,9 +28,10 @@ func endRequest(span trace.Span, routeKey string, status int) {
 	if span.IsRecording() {
 		if routeKey != "" && routeKey != "$default" {
 			span.SetName(routeKey)
-			span.SetAttributes(semconv.HTTPRoute(routeKey))
+			span.SetAttributes(semconv.HTTPRoute(routeKey), semconv.HTTPResponseStatusCode(status))
+		} else {
+			span.SetAttributes(semconv.HTTPResponseStatusCode(status))
 		}
-		span.SetAttributes(semconv.HTTPResponseStatusCode(status))
 		if status >= http.StatusInternalServerError {
 			tracing.Fail(span, http.StatusText(status))
 		}
