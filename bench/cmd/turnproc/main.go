@@ -73,7 +73,7 @@ func run() error {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile to this file at exit")
 	floorCalls := flag.Int("floor", -1, "serve the floor instead of the turn: the script's model calls and this many DynamoDB calls per request")
-	otlpURL := flag.String("otlp", "", "trace every turn and export its spans to this OTLP/HTTP traces URL, flushed after each request as each invocation is")
+	otlpURL := flag.String("otlp", "", "trace every turn and export its spans to this OTLP/HTTP traces URL after each response, the next request starting once they are out (the traces extension in Lambda)")
 	exportBefore := flag.Bool("export-before-response", false, "with -otlp, export each request's spans before it answers (a function without the traces extension)")
 	ratio := flag.Float64("trace-ratio", 1, "with -otlp, the share of turns that did not fail whose spans are exported (TRACES_SAMPLE_RATIO; the stack's default is 0.05)")
 	flag.Parse()
