@@ -121,8 +121,7 @@ func parseOTLPHeaders(s string) (map[string]string, error) {
 // exporter's shutdown closes its connections), with the TLS files when
 // set.
 func (c OTLP) transport() (http.RoundTripper, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.WriteBufferSize = 64 << 10
+	tr := exportTransport()
 	if c.CAFile == "" && c.ClientCertFile == "" {
 		return tr, nil
 	}
@@ -146,4 +145,13 @@ func (c OTLP) transport() (http.RoundTripper, error) {
 	}
 	tr.TLSClientConfig = cfg
 	return tr, nil
+}
+
+// exportTransport is the default transport with a write buffer that holds
+// a whole export (~6 KiB a turn): the default 4 KiB split each request in
+// two writes, and two wake-ups of the collector's side.
+func exportTransport() *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.WriteBufferSize = 64 << 10
+	return tr
 }

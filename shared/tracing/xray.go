@@ -44,7 +44,7 @@ func (x *XRay) check() error {
 
 // client is the exporter's HTTP client: every request signed with SigV4.
 func (x *XRay) client() *http.Client {
-	return &http.Client{Transport: &sigv4Transport{next: http.DefaultTransport, signer: v4.NewSigner(), creds: x.Credentials, region: x.Region}}
+	return &http.Client{Transport: &sigv4Transport{next: exportTransport(), signer: v4.NewSigner(), creds: x.Credentials, region: x.Region}}
 }
 
 // sigv4Transport signs each request with the credentials' current value
