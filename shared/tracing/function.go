@@ -12,6 +12,9 @@ import (
 // with awsCfg's credentials), the provider set up, and, when tracing is
 // on, awsCfg's clients instrumented so that their calls are client
 // spans. One helper, so that every function starts its tracing alike.
+// In Lambda it also registers the traces extension, which waits at each
+// invocation for the handler's end: the function's handler must be
+// wrapped by WithFlush or WithFlushHTTP.
 func ForFunction(ctx context.Context, getenv func(string) string, service string, awsCfg *aws.Config) (*Provider, error) {
 	cfg, err := ConfigFromEnv(getenv, service, &XRay{Credentials: awsCfg.Credentials, Region: awsCfg.Region})
 	if err != nil {
