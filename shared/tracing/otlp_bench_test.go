@@ -23,7 +23,7 @@ func BenchmarkOTLPExport(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	one := oracleSpans(&testing.T{})[1:]
+	one := oracleSpans(b)[1:]
 	var spans []sdktrace.ReadOnlySpan
 	for len(spans) < 22 {
 		spans = append(spans, one...)

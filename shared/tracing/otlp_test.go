@@ -38,7 +38,7 @@ import (
 // long enough for multi-byte lengths), events, links, every kind and
 // status, remote and local parents, trace state, dropped counts, two
 // resources and three scopes.
-func oracleSpans(t *testing.T) []sdktrace.ReadOnlySpan {
+func oracleSpans(t testing.TB) []sdktrace.ReadOnlySpan {
 	t.Helper()
 	resA := resource.NewWithAttributes("https://opentelemetry.io/schemas/1.26.0",
 		attribute.String("service.name", "commonly-turn"), attribute.String("faas.name", "turn"))
