@@ -188,55 +188,45 @@ func answerText(b []byte) string {
 // partialSuccess reads ExportTraceServiceResponse.partial_success
 // (field 1: rejected_spans = 1, error_message = 2).
 func partialSuccess(b []byte) (rejected int64, msg string, ok bool) {
+	valid := protoFields(b, func(num protowire.Number, typ protowire.Type, v []byte) bool {
+		if num != 1 || typ != protowire.BytesType {
+			return true
+		}
+		ok = true
+		m, _ := protowire.ConsumeBytes(v) // checked by protoFields
+		return protoFields(m, func(f protowire.Number, t protowire.Type, v []byte) bool {
+			switch {
+			case f == 1 && t == protowire.VarintType:
+				n, _ := protowire.ConsumeVarint(v)
+				rejected = int64(n)
+			case f == 2 && t == protowire.BytesType:
+				msg, _ = protowire.ConsumeString(v)
+			}
+			return true
+		})
+	})
+	if !valid {
+		return 0, "", false
+	}
+	return rejected, msg, ok
+}
+
+// protoFields calls each with every field of the message b: its number,
+// type and value (the bytes after its tag, checked whole). It is false
+// when b is malformed or each returns false.
+func protoFields(b []byte, each func(protowire.Number, protowire.Type, []byte) bool) bool {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return 0, "", false
+			return false
 		}
-		b = b[n:]
-		if num == 1 && typ == protowire.BytesType {
-			m, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return 0, "", false
-			}
-			b = b[n:]
-			for len(m) > 0 {
-				f, t, k := protowire.ConsumeTag(m)
-				if k < 0 {
-					return 0, "", false
-				}
-				m = m[k:]
-				switch {
-				case f == 1 && t == protowire.VarintType:
-					v, k := protowire.ConsumeVarint(m)
-					if k < 0 {
-						return 0, "", false
-					}
-					rejected, m = int64(v), m[k:]
-				case f == 2 && t == protowire.BytesType:
-					v, k := protowire.ConsumeString(m)
-					if k < 0 {
-						return 0, "", false
-					}
-					msg, m = v, m[k:]
-				default:
-					k := protowire.ConsumeFieldValue(f, t, m)
-					if k < 0 {
-						return 0, "", false
-					}
-					m = m[k:]
-				}
-			}
-			ok = true
-			continue
+		k := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if k < 0 || !each(num, typ, b[n:n+k]) {
+			return false
 		}
-		n = protowire.ConsumeFieldValue(num, typ, b)
-		if n < 0 {
-			return 0, "", false
-		}
-		b = b[n:]
+		b = b[n+k:]
 	}
-	return rejected, msg, ok
+	return true
 }
 
 var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
