@@ -55,20 +55,18 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 		}
 		sides[i] = s
 	}
-	block := o
-	block.warmup = 0
 	var cpu, ddb [2]float64
 	var ratios []float64
 	for i := range o.runs {
+		b := o // the first block warms each side up
+		if i > 0 {
+			b.warmup = 0
+		}
 		var r [2]sideRun
 		for j := range 2 {
 			k := j
 			if i%2 == 1 {
 				k = 1 - j
-			}
-			b := block
-			if i == 0 {
-				b.warmup = o.warmup
 			}
 			exports := sink.Exports()
 			var err error
