@@ -57,9 +57,9 @@ func (s tracedStore) ClaimRun(ctx context.Context, runID string, at time.Time) (
 	ctx, span := tracing.Start(ctx, "turn.claim")
 	defer span.End()
 	r, err := s.Store.ClaimRun(ctx, runID, at)
+	// Not claimable is an outcome (a retried or late dispatch), not a
+	// failure.
 	if err == nil || errors.Is(err, ErrNotClaimable) {
-		// Not claimable is an outcome (a retried or late dispatch), not a
-		// failure.
 		span.SetAttributes(tracing.RunID.String(runID), attribute.Bool("commonly.claim.claimed", err == nil))
 	} else {
 		span.SetAttributes(tracing.RunID.String(runID))
