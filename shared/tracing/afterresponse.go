@@ -1,7 +1,6 @@
 package tracing
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -58,7 +58,7 @@ type extensionEvent struct {
 // init, before the runtime asks for its first invocation.
 func registerExtension(ctx context.Context, runtimeAPI string) (*extensionsAPI, error) {
 	x := &extensionsAPI{base: "http://" + runtimeAPI + "/2020-01-01/extension/", client: &http.Client{}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, x.base+"register", bytes.NewReader([]byte(`{"events":["INVOKE"]}`)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, x.base+"register", strings.NewReader(`{"events":["INVOKE"]}`))
 	if err != nil {
 		return nil, err
 	}

@@ -57,15 +57,13 @@ func (s tracedStore) ClaimRun(ctx context.Context, runID string, at time.Time) (
 	ctx, span := tracing.Start(ctx, "turn.claim")
 	defer span.End()
 	r, err := s.Store.ClaimRun(ctx, runID, at)
-	switch {
-	case errors.Is(err, ErrNotClaimable):
-		// An outcome (a retried or late dispatch), not a failure.
-		span.SetAttributes(tracing.RunID.String(runID), attribute.Bool("commonly.claim.claimed", false))
-	case err != nil:
+	// Not claimable is an outcome (a retried or late dispatch), not a
+	// failure.
+	if err == nil || errors.Is(err, ErrNotClaimable) {
+		span.SetAttributes(tracing.RunID.String(runID), attribute.Bool("commonly.claim.claimed", err == nil))
+	} else {
 		span.SetAttributes(tracing.RunID.String(runID))
 		tracing.Fail(span, "unavailable")
-	default:
-		span.SetAttributes(tracing.RunID.String(runID), attribute.Bool("commonly.claim.claimed", true))
 	}
 	return r, err
 }

@@ -152,10 +152,9 @@ func (s *side) close() {
 	_ = s.db.Close()
 }
 
-// runOurs starts a turn process, with extra arguments, and drives turns
-// through its API.
-func runOurs(ctx context.Context, o options, run int, model *script.Server, llmURL string, extra ...string) (sideRun, error) {
-	args := extra
+// runOurs starts a turn process and drives turns through its API.
+func runOurs(ctx context.Context, o options, run int, model *script.Server, llmURL string) (sideRun, error) {
+	var args []string
 	if o.profileDir != "" {
 		args = append(args, "-cpuprofile", filepath.Join(o.profileDir, fmt.Sprintf("turnproc-%d.cpu", run)),
 			"-memprofile", filepath.Join(o.profileDir, fmt.Sprintf("turnproc-%d.mem", run)))

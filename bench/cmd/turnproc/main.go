@@ -142,12 +142,11 @@ func run() error {
 				return err
 			}
 		}
-		opts := []func(*dynamodb.Options){counter.Option()}
 		if tp.Enabled() {
-			// As the turn function's main wires it.
-			opts = append(opts, func(o *dynamodb.Options) { tracing.InstrumentAWSOptions(&o.APIOptions) })
+			// As the turn function's main wires it (tracing.ForFunction).
+			tracing.InstrumentAWS(&awsCfg)
 		}
-		built, err := turnstack.Build(ctx, cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg, opts...), Log: log, Tracing: tp})
+		built, err := turnstack.Build(ctx, cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg, counter.Option()), Log: log, Tracing: tp})
 		if err != nil {
 			return err
 		}

@@ -106,13 +106,12 @@ func TestOIDCVerifierChecksTokensAsTheAuthorizer(t *testing.T) {
 	}
 }
 
+// jsonB64 is v as a JWT segment: JSON, base64url without padding.
 func jsonB64(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return base64URL(b)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
-
-func base64URL(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }

@@ -1,6 +1,8 @@
 package handler
 
 import (
+	"slices"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/commonly/runtime/shared/turns"
@@ -17,10 +19,6 @@ func callerFrom(req *events.APIGatewayV2HTTPRequest) turns.Caller {
 		return turns.Caller{}
 	}
 	c := turns.CallerFromClaims(a.JWT.Claims)
-	for _, s := range a.JWT.Scopes {
-		if s == ServiceScope {
-			c.Service = true
-		}
-	}
+	c.Service = c.Service || slices.Contains(a.JWT.Scopes, ServiceScope)
 	return c
 }

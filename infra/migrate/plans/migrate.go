@@ -140,30 +140,24 @@ func migrateOne(ctx context.Context, db DB, o Options, user string, old map[stri
 		if err != nil {
 			return err
 		}
+		if !o.KeepOld {
+			err = deleteIfUnchanged(ctx, db, o.Table, oldKey, old)
+			if retryable(err) {
+				// Set at the old key meanwhile (by code still deployed):
+				// this copy may be older than it, so copy again.
+				continue
+			}
+			if err == nil {
+				c.Deleted++
+			}
+		}
+		// The copy stands (counted once, whatever the attempts before it).
 		if copied {
 			c.Copied++
 		} else {
 			c.Kept++
 		}
-		if o.KeepOld {
-			return nil
-		}
-		err = deleteIfUnchanged(ctx, db, o.Table, oldKey, old)
-		if retryable(err) {
-			// Set at the old key meanwhile (by code still deployed):
-			// this copy may be older than it, so copy again.
-			if copied {
-				c.Copied--
-			} else {
-				c.Kept--
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		c.Deleted++
-		return nil
+		return err
 	}
 }
 

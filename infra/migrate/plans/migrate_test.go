@@ -49,11 +49,9 @@ func newFixture(t *testing.T) *fixture {
 // SetPlan at USER#<id>, PLAN).
 func (f *fixture) putOld(t *testing.T, user string, p turns.Plan, at time.Time) {
 	t.Helper()
-	item := key(tablekeys.LegacyPlan(user))
-	item["plan"], item["userId"], item[attrUpdatedAt] = str(string(p)), str(user), str(at.UTC().Format(time.RFC3339Nano))
-	if _, err := f.db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(tables.State), Item: item}); err != nil {
-		t.Fatal(err)
-	}
+	f.put(t, tablekeys.LegacyPlan(user), map[string]types.AttributeValue{
+		"plan": str(string(p)), "userId": str(user), attrUpdatedAt: str(at.UTC().Format(time.RFC3339Nano)),
+	})
 }
 
 func (f *fixture) put(t *testing.T, k tablekeys.Key, attrs map[string]types.AttributeValue) {
