@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/truora/minidyn/server"
 
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
+	"github.com/commonly/runtime/internal/awscalls"
 	"github.com/commonly/runtime/shared/store"
 )
 
