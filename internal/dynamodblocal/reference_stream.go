@@ -183,7 +183,12 @@ func (p *poller) recover(ctx context.Context, c *cursor, err error) error {
 	case errors.As(err, &expired):
 		in.ShardIteratorType = types.ShardIteratorTypeTrimHorizon
 	case errors.As(err, &trimmed):
-		p.log.Warn("reference dynamodb: records expired from the stream before delivery", "shardId", c.shard, "after", c.last)
+		// Before any record is read this is DynamoDB Local's answer to a
+		// TRIM_HORIZON iterator of a table made again under its old name
+		// (its first sequence numbers were the old stream's): nothing is lost.
+		if c.last != "" {
+			p.log.Warn("reference dynamodb: records expired from the stream before delivery", "shardId", c.shard, "after", c.last)
+		}
 		in.ShardIteratorType = types.ShardIteratorTypeTrimHorizon
 	default:
 		return fmt.Errorf("get records of %s: %w", c.shard, err)
