@@ -30,13 +30,13 @@ type TemplateTable struct {
 // shape the table as the API sees it; the others (point-in-time recovery,
 // deletion protection, encryption, tags) do not change a request's answer.
 type templateTableProperties struct {
-	AttributeDefinitions   []types.AttributeDefinition
-	KeySchema              []types.KeySchemaElement
-	GlobalSecondaryIndexes []types.GlobalSecondaryIndex
-	LocalSecondaryIndexes  []types.LocalSecondaryIndex
-	BillingMode            types.BillingMode
-	ProvisionedThroughput  *types.ProvisionedThroughput
-	StreamSpecification    *struct{ StreamViewType types.StreamViewType }
+	AttributeDefinitions    []types.AttributeDefinition
+	KeySchema               []types.KeySchemaElement
+	GlobalSecondaryIndexes  []types.GlobalSecondaryIndex
+	LocalSecondaryIndexes   []types.LocalSecondaryIndex
+	BillingMode             types.BillingMode
+	ProvisionedThroughput   *types.ProvisionedThroughput
+	StreamSpecification     *struct{ StreamViewType types.StreamViewType }
 	TimeToLiveSpecification *struct {
 		AttributeName string
 		Enabled       bool
