@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
+	"github.com/commonly/runtime/internal/awscalls"
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"

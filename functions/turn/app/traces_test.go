@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/engine/durableobject/dotest"
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/runs"
