@@ -11,6 +11,9 @@
 //     invocations of itself;
 //   - secretsmanagerlocal: Secrets Manager's GetSecretValue;
 //   - rie: the Lambda Runtime Interface Emulator running a bootstrap;
+//   - runtimeapi: Lambda's Runtime API for one environment, which a real
+//     bootstrap polls, showing each response as it arrives (a streamed
+//     one chunk by chunk) and a runtime that died;
 //   - awscalls: the AWS calls a function's code makes, recorded on its
 //     clients or by the stand-ins above serving them, for the check of
 //     each IAM role against them (infra/cdk/stack).
