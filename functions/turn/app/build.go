@@ -120,7 +120,8 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	svc, err := turns.NewService(turns.ServiceConfig{
 		Store: st, Dispatcher: dispatcher, Limits: cfg.Limits, DefaultEngine: cfg.DefaultEngine,
 		Tools: nativeEngine.ToolNames(), Connectors: nativeEngine.ConnectorNames(),
-		SpendCap: cfg.SpendCap, TurnBound: cfg.TurnMaxUSD, MinReservation: minReservation, FallbackConfigured: cfg.Fallback, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
+		SpendCap: cfg.SpendCap, TurnBound: cfg.TurnMaxUSD, MinReservation: minReservation, MaxAttempts: cfg.MaxAttempts,
+		FallbackConfigured: cfg.Fallback, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
 	})
 	if err != nil {
 		return nil, err
