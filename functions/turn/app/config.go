@@ -75,7 +75,7 @@ type Config struct {
 	// first and those that resume it after one stopped
 	// (TURN_MAX_ATTEMPTS, default turns.DefaultMaxAttempts).
 	MaxAttempts int
-	PriceFile  string
+	PriceFile   string
 	// SpendCap refuses a user's turns once their UTC day's cost reaches it
 	// (DAILY_SPEND_CAP_USD); zero, the default, sets no cap.
 	SpendCap money.Micros
