@@ -143,6 +143,7 @@ unit-reference: dynamodb-local
 	@mkdir -p bin/test-artifacts/reference
 	@pkgs=$$($(GO) list -test -f '{{if .ForTest}}{{.ForTest}} {{join .Deps " "}}{{end}}' ./... | \
 	  awk '/github.com\/commonly\/runtime\/internal\/dynamodblocal( |$$)/ {print $$1}' | sort -u); \
+	echo "go test, on DynamoDB Local: the $$(echo $$pkgs | wc -w) packages whose tests reach a DynamoDB"; \
 	$(TEST_ENV) $(GO) run ./internal/dynamodblocal/withreference -package $(DDB_LOCAL_PACKAGE) -java-options "$(DDB_LOCAL_JAVA_OPTIONS)" \
 	  -log bin/test-artifacts/reference/dynamodb-local.log -- \
 	  $(GO) test -count=1 -artifacts -outputdir=$(CURDIR)/bin/test-artifacts/reference $$pkgs
