@@ -154,7 +154,10 @@ func TestListRunsRefusesBadQueries(t *testing.T) {
 			_, err := r.svc.MyRuns(ctx, user, turns.RunsQuery{Limit: turns.MaxRunsPage + 1})
 			return err
 		}, "limit"},
-		{"a made-up cursor", func() error { _, err := r.svc.MyRuns(ctx, user, turns.RunsQuery{Cursor: "bm90IGEgY3Vyc29y"}); return err }, "cursor"},
+		{"a made-up cursor", func() error {
+			_, err := r.svc.MyRuns(ctx, user, turns.RunsQuery{Cursor: "bm90IGEgY3Vyc29y"})
+			return err
+		}, "cursor"},
 		{"a bad user", func() error { _, err := r.svc.UserRuns(ctx, admin, "a#b", turns.RunsQuery{}); return err }, "userId"},
 	}
 	for _, c := range cases {

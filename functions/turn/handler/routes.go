@@ -37,6 +37,8 @@ var routeTable = []route{
 	{"GET /v1/runs/{runId}", callers, (*Handler).getRun},
 	{"GET /v1/me/usage", callers, (*Handler).usage},
 	{"GET /v1/users/{userId}/usage", service, (*Handler).userUsage},
+	{"GET /v1/me/runs", callers, (*Handler).myRuns},
+	{"GET /v1/users/{userId}/runs", service, (*Handler).userRuns},
 	{"GET " + api.Path, public, (*Handler).openAPIDocument},
 }
 

@@ -118,7 +118,10 @@ func TestLeastPrivilege(t *testing.T) {
 			withCondition(st("dynamodb:ConditionCheckItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["PLAN#*"]}}`),
 			// The sandbox cap's slots only.
 			withCondition(st("dynamodb:DeleteItem,dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*"]}}`),
-			st("dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
+			// Runs read, written and batch-read (a page's open runs); a
+			// user's runs on their index.
+			st("dynamodb:BatchGetItem,dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
+			st("dynamodb:Query", join(runs, "/index/userRuns")),
 			st("lambda:InvokeFunction", getAtt(x.id(x.Turn.Function), "Arn")),
 			xray,
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/commonly/runtime/shared/secrets"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -122,7 +123,10 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 	grantKeys(fn.Role, d.State, []string{"UpdateItem"}, installKeys, userKeys, sandboxKeys)
 	grantKeys(fn.Role, d.State, []string{"ConditionCheckItem"}, planKeys)
 	grantKeys(fn.Role, d.State, []string{"DeleteItem", "Query"}, slotKeys)
-	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem"})
+	// The runs table: its items, and a user's runs on the userRuns index
+	// (a page's open runs read in one BatchGetItem).
+	grantTable(fn.Role, d.Runs, []string{"GetItem", "BatchGetItem", "PutItem", "UpdateItem"})
+	grantIndexes(fn.Role, d.Runs, []string{"Query"}, tablekeys.UserRunsIndex)
 	// Invoking itself: in a policy of its own, which the function does
 	// not depend on (the role's default policy would make a cycle).
 	awsiam.NewPolicy(c, jsii.String("SelfInvoke"), &awsiam.PolicyProps{
