@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -59,12 +60,16 @@ func ReadTrace(path, traceID string) ([]Span, error) {
 		if json.Unmarshal(sc.Bytes(), &s) != nil || s.SpanContext.TraceID != traceID {
 			continue
 		}
+		parent := s.Parent.SpanID
+		if strings.Trim(parent, "0") == "" {
+			parent = "" // a root: the exporter writes the zero id
+		}
 		attrs := make(map[string]any, len(s.Attributes))
 		for _, a := range s.Attributes {
 			attrs[a.Key] = a.Value.Value
 		}
 		spans = append(spans, Span{
-			TraceID: traceID, SpanID: s.SpanContext.SpanID, ParentID: s.Parent.SpanID, Name: s.Name,
+			TraceID: traceID, SpanID: s.SpanContext.SpanID, ParentID: parent, Name: s.Name,
 			Start: s.StartTime, End: s.EndTime, DurationMs: float64(s.EndTime.Sub(s.StartTime).Microseconds()) / 1000,
 			Status: s.Status.Code, Attributes: attrs,
 		})

@@ -75,14 +75,16 @@ function problem(err) {
   }
   return String(err && err.message ? err.message : err);
 }
-async function data(promise) {
-  const { data, error, response } = await promise;
-  if (data === undefined) {
-    const slug = error && error.type ? error.type.split("/").pop() : "error";
-    throw new ApiError(response.status, slug, error);
+// answer is an openapi-fetch call's answer, or its problem thrown as an
+// ApiError; data is its body.
+async function answer(promise) {
+  const a = await promise;
+  if (a.data === undefined) {
+    throw new ApiError(a.response.status, a.error && a.error.type ? a.error.type.split("/").pop() : "error", a.error);
   }
-  return data;
+  return a;
 }
+const data = async (promise) => (await answer(promise)).data;
 function status(text, isError = false) {
   const s = $("#status");
   s.textContent = text;
@@ -222,14 +224,10 @@ async function sendTurn(ev) {
   result.textContent = "Sending…";
   try {
     const client = clientFor(who);
-    const { data: accepted, error, response } = await client.POST("/v1/installs/{installId}/turns", {
+    const { data: accepted, response } = await answer(client.POST("/v1/installs/{installId}/turns", {
       params: { path: { installId }, header: { "Idempotency-Key": crypto.randomUUID() } },
       body: { message: form.elements.message.value },
-    });
-    if (accepted === undefined) {
-      const slug = error && error.type ? error.type.split("/").pop() : "error";
-      throw new ApiError(response.status, slug, error);
-    }
+    }));
     result.textContent = `${response.status}: run ${accepted.runId} ${accepted.status}`;
     const owner = (state.installs.find((i) => i.installId === installId) || {}).userId;
     openRun(accepted.runId, who === "\u0000service" ? owner : who);
