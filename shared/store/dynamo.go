@@ -206,6 +206,8 @@ func (d *Dynamo) marshalRun(r *runs.Run) (map[string]types.AttributeValue, error
 		item[tablekeys.UserRunsSummary] = &types.AttributeValueMemberM{Value: sum}
 	}
 	if !r.Status.Final() {
+		// A final run is held by nobody: its lease goes with the index.
+		leaseAttrs(r, item)
 		shard := tablekeys.Shard(r.RunID, d.shards)
 		item[tablekeys.OpenPK], item[tablekeys.OpenSK] = str(tablekeys.OpenPartition(shard)), str(tablekeys.OpenSort(r.CreatedAt))
 	}

@@ -65,10 +65,10 @@ func TestUserRunsIndexHoldsTheFinalSummaryOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	claimed.Tokens.Add(100, 0, 10)
-	if err := s.CheckpointRun(ctx, claimed); err != nil {
+	if err := s.CheckpointRun(ctx, claimed, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SaveRunEvents(ctx, "r1", []runs.StoredEvent{{ID: 1, Type: runs.EventRunStarted, Data: "{}"}}); err != nil {
+	if err := s.SaveRunEvents(ctx, "r1", claimed.Attempts, claimed.Lease, []runs.StoredEvent{{ID: 1, Type: runs.EventRunStarted, Data: "{}"}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := attrs(entry()); !slices.Equal(got, keysOnly) {
