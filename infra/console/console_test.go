@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/console"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
