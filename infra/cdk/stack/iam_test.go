@@ -113,15 +113,17 @@ func TestLeastPrivilege(t *testing.T) {
 			st(sqs, getAtt(x.id(x.Turn.DispatchFailures), "Arn")),
 			// Reads of the state table; each write on the partitions it makes.
 			st("dynamodb:BatchGetItem,dynamodb:GetItem", state),
-			withCondition(st("dynamodb:PutItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","PLAN#*","IDEM#*","SANDBOX#*","SANDBOXCAP#*"]}}`),
+			withCondition(st("dynamodb:PutItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","PLAN#*","IDEM#*","SANDBOX#*","SANDBOXCAP#*","JOURNAL#*"]}}`),
 			withCondition(st("dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","USER#*","SANDBOX#*"]}}`),
 			withCondition(st("dynamodb:ConditionCheckItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["PLAN#*"]}}`),
-			// The sandbox cap's slots only.
-			withCondition(st("dynamodb:DeleteItem,dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*"]}}`),
-			// Runs read, written and batch-read (a page's open runs); a
-			// user's runs on their index.
+			// The sandbox cap's slots only; its slots and a run's journal read.
+			withCondition(st("dynamodb:DeleteItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*"]}}`),
+			withCondition(st("dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*","JOURNAL#*"]}}`),
+			// Runs read, written and batch-read (a page's open runs); two
+			// indexes (one statement: minimizePolicies merges the grants):
+			// a user's runs, a taken-over run's sandboxes.
 			st("dynamodb:BatchGetItem,dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
-			st("dynamodb:Query", join(runs, "/index/userRuns")),
+			st("dynamodb:Query", join(runs, "/index/userRuns"), join(state, "/index/runSandboxes")),
 			st("lambda:InvokeFunction", getAtt(x.id(x.Turn.Function), "Arn")),
 			xray,
 		},
