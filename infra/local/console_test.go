@@ -11,7 +11,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
 	"github.com/commonly/runtime/infra/console"
+	"github.com/commonly/runtime/internal/chromiumtest"
 )
 
 // flakyProxy stands between the browser and the local stack as a network
@@ -108,8 +108,9 @@ func (p *flakyProxy) stream(w http.ResponseWriter, r *http.Request, cut bool) {
 	}
 }
 
-// browser is a headless Chromium with every console message and every
-// request the page made recorded, as the usage report's test drives it.
+// browser is a headless Chromium (chromiumtest, as the usage report's
+// test drives it) with every console message and every request the page
+// made recorded.
 type browser struct {
 	ctx      context.Context
 	mu       sync.Mutex
@@ -119,23 +120,7 @@ type browser struct {
 
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("no chromium on PATH: `make report-deps` installs Debian's")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium), chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")),
-		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(1400, 1000),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelA)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	ctx, cancelT := context.WithTimeout(ctx, 4*time.Minute)
-	t.Cleanup(cancelT)
+	ctx := chromiumtest.New(t, 1400, 1000, 4*time.Minute)
 	b := &browser{ctx: ctx}
 	messages := chromedp.Console(ctx)
 	requests := chromedp.Events(ctx, network.RequestWillBeSent)
@@ -489,4 +474,3 @@ func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 		time.Sleep(250 * time.Millisecond)
 	}
 }
-
