@@ -380,8 +380,11 @@ function describe(e) {
       return { text: `${e.name} ${e.ok ? "ok" : `failed: ${e.errorKind}`} in ${duration(e.durationMs)}`, pre: e.output, bad: !e.ok };
     case "sandbox.created":
       return { text: `${e.sandboxId} (${e.provider})` };
-    case "sandbox.killed":
-      return { text: `${e.sandboxId}${e.ok ? "" : " (the kill failed: the reaper will retry)"}`, bad: !e.ok };
+    case "sandbox.killed": {
+      const made = view.events.find((x) => x.type === "sandbox.created" && x.sandboxId === e.sandboxId);
+      const life = made ? `, after ${duration(Date.parse(e.at) - Date.parse(made.at))}` : "";
+      return { text: `${e.sandboxId}${life}${e.ok ? "" : " (the kill failed: the reaper will retry)"}`, bad: !e.ok };
+    }
     case "run.finished":
       return {
         text: `${e.status}${e.errorKind ? ` (${e.errorKind}${e.errorMessage ? `: ${e.errorMessage}` : ""})` : ""} · ${int(e.tokens.total)} tokens · ${usd(e.costMicros)}${e.refunded ? " · refunded" : ""}`,
