@@ -8,7 +8,10 @@
 //   - lambdalocal: Lambda's Invoke API for a function's asynchronous
 //     invocations of itself;
 //   - secretsmanagerlocal: Secrets Manager's GetSecretValue;
-//   - rie: the Lambda Runtime Interface Emulator running a bootstrap.
+//   - rie: the Lambda Runtime Interface Emulator running a bootstrap;
+//   - runtimeapi: Lambda's Runtime API for one environment, which a real
+//     bootstrap polls, showing each response as it arrives (a streamed
+//     one chunk by chunk) and a runtime that died.
 //
 // The embedded DynamoDB (internal/dynamodblocal) and the recorder of AWS
 // calls the stand-ins serve (internal/awscalls) live outside infra/, so
