@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/shared/dispatch"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -91,7 +91,7 @@ func TestListRunsThroughTheAPI(t *testing.T) {
 func TestListRunsShowsAnOpenRunAsItIs(t *testing.T) {
 	var fl fakeLambda
 	e := newEnv(t, envOpts{dispatcher: func(*turns.Worker) turns.Dispatcher {
-		return handler.LambdaDispatcher{Client: &fl, FunctionName: "turn-fn"}
+		return dispatch.Lambda{Client: &fl, FunctionName: "turn-fn"}
 	}})
 	e.install(t, "inst-1", "user-1", nil)
 	id := decode[map[string]string](t, e.turn(t, "inst-1", "user-1", "hello", "").Body)["runId"]

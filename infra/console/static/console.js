@@ -385,6 +385,8 @@ function describe(e) {
       const life = made ? `, after ${duration(Date.parse(e.at) - Date.parse(made.at))}` : "";
       return { text: `${e.sandboxId}${life}${e.ok ? "" : " (the kill failed: the reaper will retry)"}`, bad: !e.ok };
     }
+    case "run.resumed":
+      return { text: `attempt ${e.attempt} took over from attempt ${e.lostAttempt} (it stopped during: ${e.inFlight}; it may have cost ${usd(e.lostMicros)} more than it recorded)`, bad: true };
     case "run.finished":
       return {
         text: `${e.status}${e.errorKind ? ` (${e.errorKind}${e.errorMessage ? `: ${e.errorMessage}` : ""})` : ""} · ${int(e.tokens.total)} tokens · ${usd(e.costMicros)}${e.refunded ? " · refunded" : ""}`,
