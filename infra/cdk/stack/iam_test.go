@@ -116,7 +116,7 @@ func TestLeastPrivilege(t *testing.T) {
 			withCondition(st("dynamodb:PutItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","PLAN#*","IDEM#*","SANDBOX#*","SANDBOXCAP#*","JOURNAL#*"]}}`),
 			withCondition(st("dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","USER#*","SANDBOX#*"]}}`),
 			withCondition(st("dynamodb:ConditionCheckItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["PLAN#*"]}}`),
-			// The sandbox cap's slots only; its slots and a run's journal read.
+			// The sandbox cap's slots freed; their shard and a run's journal read.
 			withCondition(st("dynamodb:DeleteItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*"]}}`),
 			withCondition(st("dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*","JOURNAL#*"]}}`),
 			// Runs read, written and batch-read (a page's open runs); two
@@ -147,7 +147,9 @@ func TestLeastPrivilege(t *testing.T) {
 			// One statement: minimizePolicies (cdk.json) merges the grants.
 			st("dynamodb:Query", join(runs, "/index/open"), join(state, "/index/live"), join(state, "/index/runSandboxes")),
 			withCondition(st("dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOX#*","USER#*"]}}`),
-			st("dynamodb:GetItem,dynamodb:PutItem", runs),
+			st("dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
+			// A stopped worker's run dispatched again: the turn function alone.
+			st("lambda:InvokeFunction", getAtt(x.id(x.Turn.Function), "Arn")),
 			xray,
 		},
 		// A run read, nothing else (and its spans).
