@@ -55,6 +55,10 @@ type Store interface {
 	// charges its cost (CapChargedMicros when higher) to the day's cap in
 	// the same write; all at most once per run.
 	FinishRun(ctx context.Context, r *runs.Run, refund bool) error
+	// ListRuns reads a page of a user's runs, newest first: at most limit
+	// (1 to MaxRunsPage), after the run cursor names (a Next of an
+	// earlier page, checked by the caller; "" for the newest).
+	ListRuns(ctx context.Context, userID, cursor string, limit int) (RunPage, error)
 	// Usage returns a user's turns and cost on a UTC day, and their plan.
 	Usage(ctx context.Context, userID, day string) (Usage, error)
 }

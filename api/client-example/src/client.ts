@@ -18,6 +18,8 @@ export type Engine = components["schemas"]["Engine"];
 export type TurnClient = Client<paths>;
 export type RunEvent = components["schemas"]["RunEvent"];
 export type RunFinishedEvent = components["schemas"]["RunFinishedEvent"];
+export type RunSummary = components["schemas"]["RunSummary"];
+export type RunPage = components["schemas"]["RunPage"];
 
 /** Every error body the API documents: a problem (RFC 9457) or API Gateway's own message. */
 type ErrorBody =
@@ -148,6 +150,26 @@ export async function readUsage(client: TurnClient): Promise<Usage> {
 }
 
 /**
+ * A page of runs, newest first: the caller's (GET /v1/me/runs) or, for the
+ * service's token, userId's (GET /v1/users/{userId}/runs). Pass the page's
+ * nextCursor as cursor for the next (older) page; it is absent after the last.
+ */
+export async function listRuns(
+  client: TurnClient,
+  { userId, limit, cursor }: { userId?: string; limit?: number; cursor?: string } = {},
+): Promise<RunPage> {
+  const query = { limit, cursor };
+  const { data, error, response } =
+    userId === undefined
+      ? await client.GET("/v1/me/runs", { params: { query } })
+      : await client.GET("/v1/users/{userId}/runs", { params: { path: { userId }, query } });
+  if (data === undefined) {
+    throw apiError(response, error);
+  }
+  return data;
+}
+
+/**
  * Watches a run as it happens: GET /v1/runs/{runId}/events (Server-Sent
  * Events, parsed with eventsource-parser over fetch, which, unlike the
  * browser's EventSource, can send the Authorization header). Each event
@@ -238,6 +260,10 @@ export async function example(baseUrl: string, token: string): Promise<string> {
     const seen: string[] = [];
     const finished = await watchRun(baseUrl, () => token, run.runId, (e) => seen.push(`${e.id} ${e.type}`));
     const usage = await readUsage(client);
+    const { runs } = await listRuns(client, { limit: 1 });
+    if (runs[0]?.runId !== run.runId) {
+      throw new Error(`the newest run listed is ${runs[0]?.runId}, not ${run.runId}`);
+    }
     const outcome = run.status === "succeeded" ? (run.finalMessage ?? "") : `${run.status}: ${run.errorKind ?? "unknown"}`;
     return `${outcome}\nevents: ${seen.join(", ")} (${finished.status}, ${finished.costMicros} µ$)\n${usage.turnsUsed}/${usage.turnsLimit} turns today ($${usage.costUSD.toFixed(4)}), resets ${usage.resetsAt}`;
   } catch (err) {
