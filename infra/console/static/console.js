@@ -4,7 +4,7 @@
 // installs and users, the alarm's threshold and the spans come from the
 // console's own endpoints (/console/api/...), and tokens are minted by it
 // (never typed in).
-import { ApiError, isFinal, listRuns, turnClient, watchRun } from "/console/lib/client.js";
+import { ApiError, cancelRun, isFinal, listRuns, turnClient, watchRun } from "/console/lib/client.js";
 
 const origin = location.origin;
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -302,6 +302,7 @@ async function readRun() {
   const run = await data(service.GET("/v1/runs/{runId}", { params: { path: { runId: id } } }));
   if (view.runId !== id) return;
   view.run = run;
+  $("#run-stop").hidden = isFinal(run);
   const dur = run.completedAt ? duration(Date.parse(run.completedAt) - Date.parse(run.createdAt)) : "";
   $("#run-summary").replaceChildren(
     el("span", { class: `badge ${run.status}` }, run.status), " ",
@@ -499,6 +500,17 @@ function start() {
   $("#turn-form").elements.message.value = presets.code;
   $("#json-close").addEventListener("click", () => $("#json-dialog").close());
   $("#run-json").addEventListener("click", async () => showJSON(`AgentRun ${view.runId}`, await readRun()));
+  // Stop: the run's owner asks it to stop (POST /v1/runs/{runId}/cancel);
+  // the transcript shows it end, cancelled, through watchRun.
+  $("#run-stop").addEventListener("click", async () => {
+    try {
+      const res = await cancelRun(view.userId ? clientFor(view.userId) : service, view.runId);
+      status(`run ${res.runId}: cancel ${res.cancel.replace("_", " ")}`);
+      if (res.cancel === "too_late" || res.cancel === "already_final") $("#run-stop").hidden = true;
+    } catch (err) {
+      status(`stop ${view.runId}: ${problem(err)}`, true);
+    }
+  });
   $("#run-close").addEventListener("click", () => {
     if (view.abort) view.abort.abort();
     view.runId = "";
