@@ -148,7 +148,11 @@ func TestWatchRunOrderCompletenessAndResume(t *testing.T) {
 			}
 			for cut := range int64(len(all) + 1) {
 				rest, err := watch(t, r, user, sub.Run.RunID, cut)
-				if err != nil || len(rest) != len(all)-int(cut) || (len(rest) > 0 && !reflect.DeepEqual(rest, all[cut:])) {
+				// The reader that has run.finished is told it has it all.
+				if complete := cut == int64(len(all)); complete != errors.Is(err, turns.ErrStreamComplete) || (err != nil && !complete) {
+					t.Fatalf("resumed after %d: %v", cut, err)
+				}
+				if len(rest) != len(all)-int(cut) || (len(rest) > 0 && !reflect.DeepEqual(rest, all[cut:])) {
 					t.Fatalf("resumed after %d: %v %v", cut, types(rest), err)
 				}
 			}
