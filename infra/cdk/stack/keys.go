@@ -21,6 +21,7 @@ var (
 	sandboxKeys = leading(tablekeys.Sandbox("s"))               // sandbox records
 	slotKeys    = leading(tablekeys.SandboxSlot(0, 0))          // the sandbox cap's slots
 	streamKeys  = leading(tablekeys.StreamSlot("u", 0))         // each user's stream cap's slots
+	journalKeys = leading(tablekeys.Journal("r", 0))            // turns' journals
 )
 
 // leading is the pattern of the partition keys that start as k's does,
