@@ -200,11 +200,7 @@ func sendNew(r *runs.Run, last int64, send func(runs.StoredEvent) error) (int64,
 	}
 	if id := finishedID(r, last); id > last {
 		d := runs.RunFinishedOf(r)
-		at := time.Time{}
-		if r.CompletedAt != nil {
-			at = *r.CompletedAt
-		}
-		if err := send(runs.StoredEvent{ID: id, Type: runs.EventRunFinished, Data: runs.EncodeEvent(id, d, at)}); err != nil {
+		if err := send(runs.StoredEvent{ID: id, Type: runs.EventRunFinished, Data: runs.EncodeEvent(id, d, runs.FinishedAt(r))}); err != nil {
 			return last, false, err
 		}
 		last = id

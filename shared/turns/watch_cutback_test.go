@@ -2,6 +2,7 @@ package turns_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -63,5 +64,31 @@ func TestFinishedRunCutBackStillEndsTheStream(t *testing.T) {
 		if n := len(got); n > 0 && got[n-1].Type != runs.EventRunFinished {
 			t.Errorf("after %d: last event %s, want run.finished", c.after, got[n-1].Type)
 		}
+	}
+}
+
+// run.finished is never stamped before the event it follows: a sandbox
+// killed after the final write's clock read is followed by a run.finished
+// at the kill's time, not the earlier completedAt.
+func TestRunFinishedNeverBeforeTheLastEvent(t *testing.T) {
+	done := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	killed := done.Add(1500 * time.Millisecond)
+	r := &runs.Run{RunID: "run-1", UserID: "user-1", Status: runs.StatusSucceeded, CompletedAt: &done,
+		Events: []runs.StoredEvent{{ID: 1, Type: runs.EventSandboxKilled, Data: runs.EncodeEvent(1, runs.SandboxKilled{SandboxID: "sb", OK: true}, killed)}}}
+	w, err := turns.NewWatcher(turns.WatcherConfig{Runs: oneRun{r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []runs.StoredEvent
+	if err := w.Watch(context.Background(), turns.Caller{ID: "user-1"}, "run-1", turns.WatchOptions{
+		Send: func(e runs.StoredEvent) error { got = append(got, e); return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	var fin struct {
+		At          time.Time `json:"at"`
+		CompletedAt time.Time `json:"completedAt"`
+	}
+	if len(got) != 2 || json.Unmarshal([]byte(got[1].Data), &fin) != nil || !fin.At.Equal(killed) || !fin.CompletedAt.Equal(done) {
+		t.Fatalf("%+v", got)
 	}
 }

@@ -85,14 +85,21 @@ func types(evs []runs.StoredEvent) []runs.EventType {
 // type and id.
 func checkSequence(t *testing.T, evs []runs.StoredEvent) {
 	t.Helper()
+	var last time.Time
 	for i, e := range evs {
 		var d struct {
 			Type runs.EventType `json:"type"`
 			ID   int64          `json:"id"`
+			At   time.Time      `json:"at"`
 		}
 		if err := json.Unmarshal([]byte(e.Data), &d); err != nil || d.Type != e.Type || d.ID != e.ID || e.ID != int64(i+1) {
 			t.Fatalf("event %d: %+v (%v)", i, e, err)
 		}
+		// Times never go backwards in id order.
+		if d.At.Before(last) {
+			t.Fatalf("event %d (%s) at %s, before the one before it (%s)", e.ID, e.Type, d.At, last)
+		}
+		last = d.At
 	}
 }
 

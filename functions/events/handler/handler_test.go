@@ -119,6 +119,7 @@ func (r *rig) running(t *testing.T, id string) (*runs.Run, *runs.EventLog) {
 	log.Record(runs.ModelFinished{Step: 0, Model: "m", PromptTokens: 10, CompletionTokens: 2, CostMicros: 5, FinishReason: "tool_calls"})
 	log.Record(runs.ToolStarted{Step: 0, CallID: "c1", Name: "commonly_run_code", Args: `{"code":"print(1)"}`})
 	log.Record(runs.SandboxCreated{SandboxID: "sb-1", Provider: "local"})
+	log.Record(runs.ToolOutput{Step: 0, CallID: "c1", Stream: "stdout", Text: "1\n"})
 	if err := r.st.SaveRunEvents(ctx, id, claimed.Attempts, claimed.Lease, log.Snapshot()); err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func TestFinishedRunReplaysAndResumes(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("Cache-Control") != "no-cache" {
 		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
 	}
-	want := []string{"run.started", "model.started", "model.finished", "tool.started", "sandbox.created", "tool.finished", "text.delta", "model.finished", "sandbox.killed", "run.finished"}
+	want := []string{"run.started", "model.started", "model.finished", "tool.started", "sandbox.created", "tool.output", "tool.finished", "text.delta", "model.finished", "sandbox.killed", "run.finished"}
 	if len(all) != len(want) {
 		t.Fatalf("%d events: %+v", len(all), all)
 	}
@@ -290,7 +291,7 @@ func TestReadersOfARunThatFinishes(t *testing.T) {
 	r.finish(t, run, log)
 	wg.Wait()
 	for i, got := range res {
-		if len(got.evs) != 10 || got.evs[9].typ != "run.finished" || got.beats == 0 {
+		if len(got.evs) != 11 || got.evs[10].typ != "run.finished" || got.beats == 0 {
 			t.Fatalf("reader %d: %d events, %d beats: %+v", i, len(got.evs), got.beats, got.evs)
 		}
 		for j, e := range got.evs {
