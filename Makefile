@@ -103,7 +103,7 @@ $(API_CLIENT)/node_modules/.package-lock.json: $(API_CLIENT)/package.json $(API_
 unit:
 	@mkdir -p bin/test-artifacts
 	RIE_BIN=$(GOBIN)/aws-lambda-rie TURN_BOOTSTRAP=$(CURDIR)/bin/turn/bootstrap ALARM_BOOTSTRAP=$(CURDIR)/bin/alarm/bootstrap \
-	  REAPER_BOOTSTRAP=$(CURDIR)/bin/reaper/bootstrap EVENTS_BOOTSTRAP=$(CURDIR)/bin/events/bootstrap CDK_TEMPLATE=$(CURDIR)/$(CDK_TEMPLATE) \
+	  REAPER_BOOTSTRAP=$(CURDIR)/bin/reaper/bootstrap EVENTS_BOOTSTRAP=$(CURDIR)/bin/events/bootstrap EVENTSOURCE_NODE=$(wildcard $(CDK_NODE)/node) CDK_TEMPLATE=$(CURDIR)/$(CDK_TEMPLATE) \
 	  $(GO) test -count=1 -artifacts -outputdir=$(CURDIR)/bin/test-artifacts ./...
 	@# The patched minidyn is a module of its own (./... skips it). Its tests'
 	@# pinned SDK refuses a custom CA bundle with their HTTP client.

@@ -60,6 +60,8 @@ type rigOpts struct {
 	// perUser caps each user's open streams (zero: the default).
 	perUser   int
 	heartbeat time.Duration
+	// wrap, when set, serves the handler through what it returns.
+	wrap func(http.Handler) http.Handler
 }
 
 func newRig(t *testing.T, opts ...rigOpts) *rig {
@@ -96,7 +98,11 @@ func newRig(t *testing.T, opts ...rigOpts) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
+	var served http.Handler = h
+	if o.wrap != nil {
+		served = o.wrap(h)
+	}
+	srv := httptest.NewServer(served)
 	t.Cleanup(srv.Close)
 	return &rig{st: st, srv: srv, now: time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC), log: logs}
 }
