@@ -14,9 +14,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/commonly/runtime/infra/awslocal/cognitolocal"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/rie"
 	"github.com/commonly/runtime/infra/awslocal/runtimeapi"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/turns"

@@ -19,7 +19,7 @@ import (
 
 	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/events/handler"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/syncbuf"
