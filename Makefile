@@ -18,7 +18,7 @@ LAMBDA_BIN = bin$(if $(filter amd64,$(LAMBDA_GOARCH)),,/$(LAMBDA_GOARCH))
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 FUZZTIME ?= 10s
 
-.PHONY: run report migrate-plans report-deps test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke scale memsize
+.PHONY: bench-live run report migrate-plans report-deps test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke scale memsize
 
 ## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080) and run the demo turn
 run: deps
@@ -230,6 +230,11 @@ bench: deps tools build
 	  -empty-bootstrap $(BENCH_OUT)/emptyfn/bootstrap -markdown $(BENCH_OUT)/latest.md
 	$(BENCH_OUT)/benchdriver -tracing-cost -runs $(BENCH_TRACING_BLOCKS) -turns $(BENCH_TRACING_TURNS) -warmup $(BENCH_WARMUP) \
 	  -turnproc $(BENCH_OUT)/turnproc -json $(BENCH_OUT)/tracing-cost.json
+
+## bench-live: how late a run's text reaches a watching client through the events function, and what watching costs (docs/benchmarks.md)
+bench-live:
+	@mkdir -p $(BENCH_OUT)
+	$(GO) run ./bench/cmd/livebench -markdown $(BENCH_OUT)/live.md
 
 ## scale: the scale and cost model (bench/scale) from its inputs, the measured figures of make load and cdk.json; rewrites docs/scale.md's table
 scale:

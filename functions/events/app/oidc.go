@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -35,9 +36,11 @@ type OIDCVerifier struct {
 	now       func() time.Time
 }
 
-// NewOIDCVerifier discovers the issuer's keys (one request, at a cold start).
+// NewOIDCVerifier discovers the issuer's keys (one request, at a cold
+// start), fetched again at most once each KeyRefetchInterval.
 func NewOIDCVerifier(ctx context.Context, issuer string, audiences []string) (*OIDCVerifier, error) {
-	p, err := oidc.NewProvider(ctx, issuer)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: newRefetchLimit(http.DefaultTransport, KeyRefetchInterval)}
+	p, err := oidc.NewProvider(oidc.ClientContext(ctx, client), issuer)
 	if err != nil {
 		return nil, fmt.Errorf("discover JWT issuer %s: %w", issuer, err)
 	}

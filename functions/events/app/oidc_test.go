@@ -151,3 +151,28 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 func jsonNum(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// A flood of forged tokens does not make the verifier fetch the issuer's
+// keys again and again (go-oidc would on every failed signature): once
+// in KeyRefetchInterval at most.
+func TestForgedTokensDoNotRefetchTheKeys(t *testing.T) {
+	pool := startPool(t)
+	other := startPool(t) // the same kid, another key
+	must := mustFor(t)
+	v, err := app.NewOIDCVerifier(context.Background(), pool.URL, []string{audience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := "Bearer " + must(other.Sign(map[string]any{"sub": "user-1", "iss": pool.URL, "aud": audience, "exp": time.Now().Add(time.Hour).Unix()}))
+	for range 20 {
+		if _, err := v.Verify(context.Background(), forged); !errors.Is(err, turns.ErrInvalidToken) {
+			t.Fatalf("a forged token: %v", err)
+		}
+	}
+	if _, err := v.Verify(context.Background(), "Bearer "+must(pool.IDToken("user-1", time.Hour))); err != nil {
+		t.Fatalf("a good token after the flood: %v", err)
+	}
+	if n := pool.KeyFetches(); n > 2 {
+		t.Errorf("the keys were fetched %d times", n)
+	}
+}

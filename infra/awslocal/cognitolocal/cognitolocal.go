@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -34,7 +35,11 @@ type Pool struct {
 	ClientID string
 	key      *rsa.PrivateKey
 	http     *loopback.Server
+	fetches  atomic.Int64
 }
+
+// KeyFetches is how many times the JWKS was served.
+func (p *Pool) KeyFetches() int64 { return p.fetches.Load() }
 
 // Start serves a pool with a new 2048-bit RSA key for the app client
 // clientID.
@@ -55,6 +60,7 @@ func Start(clientID string) (*Pool, error) {
 		})
 	})
 	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, _ *http.Request) {
+		p.fetches.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: KeyID, Algorithm: "RS256", Use: "sig"}}})
 	})
