@@ -53,6 +53,16 @@ func TestVerifyToken(t *testing.T) {
 	if _, err := VerifyToken(secret, good, now); err != nil {
 		t.Errorf("the token alone: %v", err)
 	}
+	// An access token's shape: client_id and no aud; a wrong aud is not
+	// saved by a right client_id.
+	access, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "u", "iss": Issuer, "client_id": Audience, "exp": now.Add(time.Hour).Unix()}).SignedString(secret)
+	wrongAud, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "u", "iss": Issuer, "aud": "other", "client_id": Audience, "exp": now.Add(time.Hour).Unix()}).SignedString(secret)
+	if c, err := VerifyToken(secret, "Bearer "+access, now); err != nil || c["sub"] != "u" {
+		t.Errorf("an access token: %v %v", c, err)
+	}
+	if _, err := VerifyToken(secret, "Bearer "+wrongAud, now); !errors.Is(err, turns.ErrInvalidToken) {
+		t.Errorf("a wrong aud beside a right client_id: %v", err)
+	}
 	// A sub that is not UTF-8 is refused from the raw token, before the
 	// claims' decoding makes it U+FFFD.
 	for _, sub := range []string{"u\xff1", "u\xfe1"} {

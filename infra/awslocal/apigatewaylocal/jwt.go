@@ -3,6 +3,7 @@ package apigatewaylocal
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,19 +69,31 @@ func verifyClaims(secret []byte, authorization string, now time.Time) (map[strin
 	}
 	claims := jwt.MapClaims{}
 	_, err := jwt.ParseWithClaims(raw, claims, func(t *jwt.Token) (any, error) { return secret, nil },
-		jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(Issuer), jwt.WithAudience(Audience),
+		jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(Issuer), jwt.WithIssuedAt(),
 		jwt.WithExpirationRequired(), jwt.WithTimeFunc(func() time.Time { return now }))
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return nil, turns.ErrTokenExpired
 	case err != nil:
 		return nil, fmt.Errorf("%w: %w", turns.ErrInvalidToken, err)
+	case !forAudience(claims):
+		return nil, fmt.Errorf("%w: not for this API's audience", turns.ErrInvalidToken)
 	}
 	out := make(map[string]string, len(claims))
 	for k, v := range claims {
 		out[k] = flattenClaim(v)
 	}
 	return out, nil
+}
+
+// forAudience is the authorizer's audience rule: aud when the token has
+// one, else client_id (a Cognito access token has no aud).
+func forAudience(claims jwt.MapClaims) bool {
+	if aud, err := claims.GetAudience(); err == nil && len(aud) > 0 {
+		return slices.Contains(aud, Audience)
+	}
+	id, _ := claims["client_id"].(string)
+	return id == Audience
 }
 
 // flattenClaim renders a claim the way API Gateway HTTP APIs do: strings
