@@ -70,6 +70,7 @@ var adapters = []string{
 	module + "shared/secrets",
 	module + "shared/engine/durableobject",
 	module + "shared/engine/native",
+	module + "shared/dispatch",
 }
 
 // adapterUses are the production edges to an adapter, each with why the
