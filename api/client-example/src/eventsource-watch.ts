@@ -16,6 +16,7 @@ declare const process: { argv: string[]; exitCode?: number };
 // Every type of RunEvent, held to the document's by the compiler.
 const types: Record<RunEvent["type"], true> = {
   "run.started": true,
+  "run.resumed": true,
   "model.started": true,
   "model.finished": true,
   "text.delta": true,
