@@ -126,13 +126,14 @@ func (l *EventLog) Record(d EventData) {
 			stored = l.flushHeld()
 		}
 		typ := dd.EventType()
-		if room := l.budget[typ]; room > 0 && dd.text() != "" {
-			text := textcap.Bytes(dd.text(), room)
-			if l.held == nil {
-				l.held = dd
+		if room := l.budget[typ]; room > 0 {
+			if text := textcap.Bytes(dd.text(), room); text != "" {
+				if l.held == nil {
+					l.held = dd
+				}
+				l.pending.WriteString(text)
+				l.budget[typ] -= len(text)
 			}
-			l.pending.WriteString(text)
-			l.budget[typ] -= len(text)
 		}
 		if l.held != nil && l.now().Sub(l.lastFlush[typ]) >= TextInterval {
 			stored = l.flushHeld() || stored
