@@ -18,7 +18,7 @@ LAMBDA_BIN = bin$(if $(filter amd64,$(LAMBDA_GOARCH)),,/$(LAMBDA_GOARCH))
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 FUZZTIME ?= 10s
 
-.PHONY: run console-deps console-npm report migrate-plans report-deps test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke scale memsize
+.PHONY: bench-live run console-deps console-npm report migrate-plans report-deps test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke scale memsize
 
 ## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080, its console at /) and run the demo turn
 run: deps console-deps
@@ -121,7 +121,7 @@ $(CONSOLE_WEB)/node_modules/.package-lock.json: $(CONSOLE_WEB)/package.json $(CO
 unit:
 	@mkdir -p bin/test-artifacts
 	RIE_BIN=$(GOBIN)/aws-lambda-rie TURN_BOOTSTRAP=$(CURDIR)/bin/turn/bootstrap ALARM_BOOTSTRAP=$(CURDIR)/bin/alarm/bootstrap \
-	  REAPER_BOOTSTRAP=$(CURDIR)/bin/reaper/bootstrap CDK_TEMPLATE=$(CURDIR)/$(CDK_TEMPLATE) \
+	  REAPER_BOOTSTRAP=$(CURDIR)/bin/reaper/bootstrap EVENTS_BOOTSTRAP=$(CURDIR)/bin/events/bootstrap EVENTSOURCE_NODE=$(wildcard $(CDK_NODE)/node) CDK_TEMPLATE=$(CURDIR)/$(CDK_TEMPLATE) \
 	  $(GO) test -count=1 -artifacts -outputdir=$(CURDIR)/bin/test-artifacts ./...
 	@# The patched minidyn is a module of its own (./... skips it). Its tests'
 	@# pinned SDK refuses a custom CA bundle with their HTTP client.
@@ -248,6 +248,11 @@ bench: deps tools build
 	  -empty-bootstrap $(BENCH_OUT)/emptyfn/bootstrap -markdown $(BENCH_OUT)/latest.md
 	$(BENCH_OUT)/benchdriver -tracing-cost -runs $(BENCH_TRACING_BLOCKS) -turns $(BENCH_TRACING_TURNS) -warmup $(BENCH_WARMUP) \
 	  -turnproc $(BENCH_OUT)/turnproc -json $(BENCH_OUT)/tracing-cost.json
+
+## bench-live: how late a run's text reaches a watching client through the events function, and what watching costs (docs/benchmarks.md)
+bench-live:
+	@mkdir -p $(BENCH_OUT)
+	$(GO) run ./bench/cmd/livebench -markdown $(BENCH_OUT)/live.md
 
 ## scale: the scale and cost model (bench/scale) from its inputs, the measured figures of make load and cdk.json; rewrites docs/scale.md's table
 scale:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/commonly/runtime/shared/llm"
@@ -198,7 +199,9 @@ type turn struct {
 	// posted is set when a tool posted to the pod in this turn, so the
 	// final answer is not posted a second time.
 	posted bool
-	// sandboxSeen are the sandboxes announced by a sandbox.created event.
+	// sandboxSeen are the sandboxes announced by a sandbox.created event
+	// (a tool's progress may report one from its own goroutine).
+	sandboxMu   sync.Mutex
 	sandboxSeen map[string]bool
 	// pending: journal entries were appended since the last checkpoint.
 	pending bool

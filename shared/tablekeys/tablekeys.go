@@ -10,6 +10,7 @@
 //	idempotency key  IDEM#<callerId>#<installId>#<sha256(key)>  IDEM
 //	sandbox          SANDBOX#<sandboxId>        SANDBOX
 //	sandbox cap slot SANDBOXCAP#<shard>         SLOT#<nnnn>   (shards.go)
+//	stream cap slot  STREAMS#<userId>           SLOT#<nnnn>   (shards.go)
 //	turn journal     JOURNAL#<runId>            E#<nnnn>      (one item per entry)
 //
 // Live sandboxes are also indexed on the sparse GSI "live" (gsi1pk =

@@ -175,18 +175,21 @@ export async function listRuns(
  * browser's EventSource, can send the Authorization header). Each event
  * goes to onEvent once, in order; the run.finished event, always the last,
  * is returned. A dropped connection, or a stream the server closed at its
- * time limit, is resumed with Last-Event-ID after the server's retry delay.
- * eventsBaseUrl is the stack's EventsUrl output in AWS, the API's address
- * in the local stack.
+ * time limit, is resumed with Last-Event-ID after the server's retry delay;
+ * so is a 429 too_many_streams (the user has as many streams open as
+ * allowed), after its Retry-After. A watch resumed from a stored
+ * lastEventId (a page reloaded) that already had run.finished gets the
+ * server's 204: the end, returned as null. eventsBaseUrl is the stack's
+ * EventsUrl output in AWS, the API's address in the local stack.
  */
 export async function watchRun(
   eventsBaseUrl: string,
   token: () => string | Promise<string>,
   runId: string,
   onEvent: (event: RunEvent) => void,
-  { maxReconnects = 20, signal }: { maxReconnects?: number; signal?: AbortSignal } = {},
-): Promise<RunFinishedEvent> {
-  let lastId = "";
+  { maxReconnects = 20, signal, lastEventId = "" }: { maxReconnects?: number; signal?: AbortSignal; lastEventId?: string } = {},
+): Promise<RunFinishedEvent | null> {
+  let lastId = lastEventId;
   let retryMs = 1000;
   for (let attempt = 0; ; attempt++) {
     let finished: RunFinishedEvent | undefined;
@@ -196,8 +199,15 @@ export async function watchRun(
         headers["Last-Event-ID"] = lastId;
       }
       const response = await fetch(`${eventsBaseUrl}/v1/runs/${encodeURIComponent(runId)}/events`, { headers, signal });
+      if (response.status === 204) {
+        return null; // the client has every event, run.finished included
+      }
       if (!response.ok || response.body === null) {
         const err = apiError(response, (await response.json().catch(() => undefined)) as ErrorBody | undefined);
+        if (response.status === 429 && err.retryAfterSeconds !== undefined) {
+          retryMs = err.retryAfterSeconds * 1000; // too_many_streams: wait for a place
+          throw Object.assign(err, { retry: true });
+        }
         if (response.status < 500) {
           throw err; // not_found, unauthenticated: resuming cannot help
         }
@@ -265,7 +275,8 @@ export async function example(baseUrl: string, token: string): Promise<string> {
       throw new Error(`the newest run listed is ${runs[0]?.runId}, not ${run.runId}`);
     }
     const outcome = run.status === "succeeded" ? (run.finalMessage ?? "") : `${run.status}: ${run.errorKind ?? "unknown"}`;
-    return `${outcome}\nevents: ${seen.join(", ")} (${finished.status}, ${finished.costMicros} µ$)\n${usage.turnsUsed}/${usage.turnsLimit} turns today ($${usage.costUSD.toFixed(4)}), resets ${usage.resetsAt}`;
+    const end = finished === null ? "had it all" : `${finished.status}, ${finished.costMicros} µ$`;
+    return `${outcome}\nevents: ${seen.join(", ")} (${end})\n${usage.turnsUsed}/${usage.turnsLimit} turns today ($${usage.costUSD.toFixed(4)}), resets ${usage.resetsAt}`;
   } catch (err) {
     if (err instanceof ApiError && err.body && "type" in err.body && err.body.type === `${problemBase}turn_ceiling_reached`) {
       return `Daily limit of ${err.body.limit} turns reached; try again after ${err.body.resetsAt}.`;

@@ -152,10 +152,11 @@ func TestLeastPrivilege(t *testing.T) {
 			st("lambda:InvokeFunction", getAtt(x.id(x.Turn.Function), "Arn")),
 			xray,
 		},
-		// A run read, nothing else (and its spans).
+		// A run read, and each user's stream slots (and its spans).
 		EventsFunctionID: {
 			logs(x.RunEvents.function),
 			st("dynamodb:GetItem", runs),
+			withCondition(st("dynamodb:DeleteItem,dynamodb:PutItem,dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["STREAMS#*"]}}`),
 			xray,
 		},
 	}
