@@ -23,6 +23,12 @@ type Price struct {
 	Source string  `json:"source"`
 }
 
+// IndexInput is an index's write units a turn, with why.
+type IndexInput struct {
+	PerTurn float64 `json:"perTurn"`
+	Source  string  `json:"source"`
+}
+
 // Limit is a quota or a service limit with its source.
 type Limit struct {
 	Value  float64 `json:"value"`
@@ -78,9 +84,15 @@ type Inputs struct {
 		SecondsPerSweep float64 `json:"secondsPerSweep"`
 		SweepsPerDay    float64 `json:"sweepsPerDay"`
 	} `json:"reaper"`
-	Prices map[string]Price `json:"prices"`
-	Limits map[string]Limit `json:"limits"`
-	Stack  struct {
+	// IndexWrites are an index's write units a turn, by "table index"
+	// ("runs userRuns"), where make load's accounting does not count them
+	// right: it takes an index projecting some attributes for keys only,
+	// so the write that changes a projected attribute is missed. Each
+	// replaces the measured figure of its index.
+	IndexWrites map[string]IndexInput `json:"indexWrites"`
+	Prices      map[string]Price      `json:"prices"`
+	Limits      map[string]Limit      `json:"limits"`
+	Stack       struct {
 		Stage            string  `json:"stage"`
 		SandboxCap       float64 `json:"sandboxCap"`
 		SandboxCapSource string  `json:"sandboxCapSource"`

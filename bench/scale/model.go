@@ -117,7 +117,6 @@ func (m Model) Compute(users float64) Figures {
 	}
 	runsWU := writes("runs", func(string) bool { return true })
 	stateWU := writes("state", func(string) bool { return true })
-	f.RunsWrites, f.StateWrites = f.PeakTurns*runsWU, f.PeakTurns*stateWU
 	for table, ops := range m.Measured.WriteUnitsPerTurn {
 		for op, v := range ops {
 			if name, ok := strings.CutPrefix(op, "index "); ok {
@@ -129,6 +128,18 @@ func (m Model) Compute(users float64) Figures {
 			}
 		}
 	}
+	// An index given in the inputs replaces its measured figure.
+	for name, x := range in.IndexWrites {
+		table, ix, _ := strings.Cut(name, " ")
+		delta := x.PerTurn - writes(table, is("index "+ix))
+		if table == "runs" {
+			runsWU += delta
+		} else {
+			stateWU += delta
+		}
+		f.IndexWrites[name] = f.PeakTurns * x.PerTurn
+	}
+	f.RunsWrites, f.StateWrites = f.PeakTurns*runsWU, f.PeakTurns*stateWU
 	readCalls := perTurn(m.Measured.DynamoDBCallsPerTurn, "", is("GetItem", "BatchGetItem", "Query"))
 	runWrites := perTurn(m.Measured.DynamoDBCallsPerTurn, "runs", is("PutItem", "UpdateItem", "TransactWriteItems", "DeleteItem"))
 	// Storage: runs kept RetentionDays after their day.

@@ -59,6 +59,19 @@ func TestComputeFollowsTheInputs(t *testing.T) {
 	if want := large.PeakTurns * m.Measured.WriteUnitsPerTurn["commonly-runs"]["index "+tablekeys.OpenIndex]; math.Abs(open-want) > 1e-6 {
 		t.Errorf("open index %g write units/s, want %g", open, want)
 	}
+	// An index given in the inputs (the userRuns index) counts its
+	// writes into the runs table's, once.
+	user := m.In.IndexWrites["runs "+tablekeys.UserRunsIndex].PerTurn
+	if user != 2 || math.Abs(large.IndexWrites["runs "+tablekeys.UserRunsIndex]-large.PeakTurns*user) > 1e-6 {
+		t.Errorf("userRuns index %g write units/s from %g a turn", large.IndexWrites["runs "+tablekeys.UserRunsIndex], user)
+	}
+	runs := 0.0
+	for _, v := range m.Measured.WriteUnitsPerTurn["commonly-runs"] {
+		runs += v
+	}
+	if want := large.PeakTurns * (runs + user - m.Measured.WriteUnitsPerTurn["commonly-runs"]["index "+tablekeys.UserRunsIndex]); math.Abs(large.RunsWrites-want) > 1e-6 {
+		t.Errorf("runs table %g write units/s, want %g", large.RunsWrites, want)
+	}
 	if large.BusiestWrites < open/float64(m.IndexShards)-1e-9 {
 		t.Errorf("busiest key %g below an open shard's %g", large.BusiestWrites, open/float64(m.IndexShards))
 	}

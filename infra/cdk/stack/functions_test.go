@@ -67,10 +67,16 @@ func TestFunctions(t *testing.T) {
 				wantPolicy = "Retain"
 			}
 			equal(t, c.id+" log group policy", lg["DeletionPolicy"], wantPolicy)
-			if s.Production {
+			switch {
+			case s.Production:
 				equal(t, c.id+" reserved concurrency", p["ReservedConcurrentExecutions"], c.reservedInProd)
-			} else if _, ok := p["ReservedConcurrentExecutions"]; ok {
-				t.Errorf("%s reserves concurrency in dev", c.id)
+			case c.id == EventsFunctionID:
+				// Bounded in every stage: no API Gateway in front of it.
+				equal(t, c.id+" reserved concurrency in dev", p["ReservedConcurrentExecutions"], 10.0)
+			default:
+				if _, ok := p["ReservedConcurrentExecutions"]; ok {
+					t.Errorf("%s reserves concurrency in dev", c.id)
+				}
 			}
 			if _, named := p["FunctionName"]; named {
 				t.Errorf("%s has a physical name", c.id)
@@ -114,7 +120,7 @@ func TestEnvironmentDeclaresWhatEachFunctionReads(t *testing.T) {
 				"LLM_MODE": "live", "SANDBOX": "e2b", "GOMAXPROCS": "1", "SANDBOX_MAX_CONCURRENT": "90",
 			},
 			AlarmFunctionID:  {"STATE_TABLE": state, "EVENT_BUS_NAME": ref(x.id(x.Events.Bus))},
-			ReaperFunctionID: {"STAGE": s.Stage, "STATE_TABLE": state, "RUNS_TABLE": runs, "SANDBOX": "e2b"},
+			ReaperFunctionID: {"STAGE": s.Stage, "STATE_TABLE": state, "RUNS_TABLE": runs, "SANDBOX": "e2b", "TURN_FUNCTION_NAME": ref(x.id(x.Turn.Function))},
 			EventsFunctionID: {"STATE_TABLE": state, "RUNS_TABLE": runs, "JWT_ISSUER": s.JWTIssuer, "JWT_AUDIENCE": "commonly-turns"},
 		}
 		// Every function sends its spans to X-Ray, keeping the stage's
