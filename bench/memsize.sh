@@ -25,12 +25,12 @@
 #
 # A size of 0 is the reference: no quota (the machine's cores).
 # Tunable: SIZES="0 128 256 512 1024" PARTS="turn shapes" RUNS=3 TURNS=100 WARMUP=20 COLD=5 REPEAT=5
-#          PASSES=2 ROUNDS=2 TTFT=1s INTERVAL=12ms
+#          PASSES=2 ROUNDS=2 TTFT=1s INTERVAL=12ms SHAPES=all (a comma-separated list of bench/internal/shapes)
 set -euo pipefail
 SIZES=${SIZES:-"0 128 256 512 1024"}
 PARTS=${PARTS:-"turn shapes"}
 RUNS=${RUNS:-3} TURNS=${TURNS:-100} WARMUP=${WARMUP:-20} COLD=${COLD:-5} REPEAT=${REPEAT:-5}
-PASSES=${PASSES:-2} ROUNDS=${ROUNDS:-2} TTFT=${TTFT:-1s} INTERVAL=${INTERVAL:-12ms}
+PASSES=${PASSES:-2} ROUNDS=${ROUNDS:-2} TTFT=${TTFT:-1s} INTERVAL=${INTERVAL:-12ms} SHAPES=${SHAPES:-all}
 GO=${GO:-go}
 GOBIN=$($GO env GOPATH)/bin
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -129,7 +129,7 @@ for pass in $(seq "$PASSES"); do
 		read -r n0 t0 <<< "$(throttled "$CG")"; read -r en0 et0 <<< "$(throttled "$CGE")"
 		cold=0
 		[ "$pass" = "$PASSES" ] && cold=$COLD
-		"$OUT/turnshapes" -turnproc "$OUT/turnproc-cg" -eventsproc "$OUT/eventsproc-cg" -rounds "$ROUNDS" -warmup 1 \
+		"$OUT/turnshapes" -turnproc "$OUT/turnproc-cg" -eventsproc "$OUT/eventsproc-cg" -shapes "$SHAPES" -rounds "$ROUNDS" -warmup 1 \
 			-ttft "$TTFT" -interval "$INTERVAL" -cold "$cold" -label "$mb" -json "$OUT/shapes-$mb-$pass.json" >/dev/null
 		read -r n1 t1 <<< "$(throttled "$CG")"; read -r en1 et1 <<< "$(throttled "$CGE")"
 		echo "{\"mb\": $mb, \"pass\": $pass, \"turnThrottled\": $((n1 - n0)), \"turnThrottledMs\": $(awk "BEGIN {print $t1 - $t0}"), \"eventsThrottled\": $((en1 - en0)), \"eventsThrottledMs\": $(awk "BEGIN {print $et1 - $et0}")}" > "$OUT/throttled-$mb-$pass.json"

@@ -161,14 +161,14 @@ func writeWatch(o options, r results) error {
 	w := watchFile{
 		Note: "What a watched turn's stream costs, measured by bench/cmd/turnshapes (make memsize's driver) on the production turn and events functions: " +
 			"each shape's turns watched from admission to run.finished, every poll's run item sized as DynamoDB sizes it and its strongly consistent read units counted. Never edited by hand.",
-		Source: fmt.Sprintf("go run ./bench/cmd/turnshapes -rounds %d -ttft %s -interval %s -watch …", o.rounds, o.ttft, o.interval),
+		Source: fmt.Sprintf("make scale-watch (bench/cmd/turnshapes -rounds %d -ttft %s -interval %s -watch), no CPU quota", o.rounds, o.ttft, o.interval),
 		Date:   time.Now().UTC().Format(time.DateOnly), TTFTMs: r.TTFTMs, IntervalMs: r.IntervalMs,
 	}
 	for _, s := range r.Shapes {
 		w.Shapes = append(w.Shapes, watchShape{
-			Name: s.Name, Turns: s.Turns, Calls: s.Calls, StreamSeconds: s.StreamMs.Median / 1000, Polls: s.Polls.Median,
+			Name: s.Name, Turns: s.Turns, Calls: s.Calls, StreamSeconds: round(s.StreamMs.Median/1000, 2), Polls: s.Polls.Median,
 			ReadUnitsPerPoll: round(s.ReadUnitsPerPoll, 3), MeanItemKB: round(s.MeanItemKB, 2), MaxItemKB: round(s.MaxItemKB, 2),
-			Events: s.Events, StreamKB: round(s.StreamKB, 2), EventsCPUMs: round(s.EventsCPUMs.Median, 2), TurnCPUMs: round(s.TurnCPUMs.Median, 2),
+			Events: round(s.Events, 1), StreamKB: round(s.StreamKB, 2), EventsCPUMs: round(s.EventsCPUMs.Median, 2), TurnCPUMs: round(s.TurnCPUMs.Median, 2),
 		})
 	}
 	b, err := json.MarshalIndent(w, "", "  ")

@@ -240,6 +240,18 @@ func printTables(w io.Writer, dir, scaleDir string) error {
 	}
 	fmt.Fprintf(w, "\nSmallest size within %.0f %% of every shape's turn: the turn function %s MB; the events function %s MB (a chunk's added delay against one model call's %.0f s).\n",
 		100*MaxAddedShare, pick(turnPick), pick(eventsPick), lat.ModelSecondsPerCall)
+	// The scale model's turn.ownMillisAtMB: every turn's own time, pooled.
+	var own []string
+	for _, sz := range sizes {
+		var all []float64
+		for _, n := range names {
+			for _, t := range sz.shapes[n].Samples {
+				all = append(all, t.OwnMs)
+			}
+		}
+		own = append(own, fmt.Sprintf("%q: %.1f", strconv.Itoa(sz.mb), median(all)))
+	}
+	fmt.Fprintf(w, "\nThe own time of every turn at each size, median (bench/scale/inputs.json, turn.ownMillisAtMB): {%s}\n", strings.Join(own, ", "))
 	return nil
 }
 
