@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	alarmapp "github.com/commonly/runtime/functions/alarm/app"
-	"github.com/commonly/runtime/infra/lambdamem"
 	eventsapp "github.com/commonly/runtime/functions/events/app"
 	reaperapp "github.com/commonly/runtime/functions/reaper/app"
 	turnapp "github.com/commonly/runtime/functions/turn/app"
+	"github.com/commonly/runtime/infra/lambdamem"
 	"github.com/commonly/runtime/shared/gomaxprocs"
 	"github.com/commonly/runtime/shared/secrets"
 	"github.com/commonly/runtime/shared/tracing"
@@ -26,12 +26,12 @@ var lambdaReserved = []string{"_HANDLER", "_X_AMZN_TRACE_ID", "AWS_DEFAULT_REGIO
 	"AWS_SESSION_TOKEN", "AWS_LAMBDA_RUNTIME_API", "LAMBDA_TASK_ROOT", "LAMBDA_RUNTIME_DIR"}
 
 type fnCase struct {
-	id, dir         string
-	fn              func(x *synthesized) *function
-	timeout         float64
-	reads           []string // the function's config package's Variables
-	alsoReads       []string // read outside the config package (main)
-	reservedInProd  float64
+	id, dir        string
+	fn             func(x *synthesized) *function
+	timeout        float64
+	reads          []string // the function's config package's Variables
+	alsoReads      []string // read outside the config package (main)
+	reservedInProd float64
 }
 
 var fnCases = []fnCase{
