@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	alarmapp "github.com/commonly/runtime/functions/alarm/app"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 )
 
 // localAlarm is the alarm function in the local stack: its handler, fed

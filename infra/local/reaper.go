@@ -106,7 +106,7 @@ func (r *localReaper) label() string {
 		from = fmt.Sprintf("E2B's list of stage %q (STAGE), the state table's live index", r.cfg.Stage)
 	}
 	return fmt.Sprintf("every %s (REAPER_INTERVAL): kills sandboxes (%s) past %s (SANDBOX_LIFETIME) + %s, closes runs still open %s after admission as interrupted",
-		r.interval, from, r.cfg.Lifetime, reaper.DefaultGrace, turns.InterruptAfter)
+		r.interval, from, r.cfg.Lifetime, reaper.DefaultGrace, turns.RunMaxLife)
 }
 
 func (r *localReaper) close() {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/turns"
@@ -88,11 +88,11 @@ func BenchmarkReclaim(b *testing.B) {
 			}
 			claimed.Steps = append(claimed.Steps, step)
 			claimed.AddCost(runs.Cost{ModelMicros: step.CostMicros})
-			if err := st.CheckpointRun(ctx, claimed); err != nil {
+			if err := st.CheckpointRun(ctx, claimed, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
-		now = at.Add(turns.InterruptAfter + time.Second)
+		now = at.Add(turns.RunMaxLife + time.Second)
 		before := db.calls.Load()
 		b.StartTimer()
 

@@ -21,11 +21,22 @@ type Engine interface {
 type EngineTurn struct {
 	Install *Install
 	Run     *runs.Run
-	// Checkpoint saves progress of a running run (after each model step).
+	// Checkpoint saves progress of a running run (after each model step),
+	// with the journal's waiting entries: done, they are durable. An
+	// error wrapping ErrLeaseLost means another attempt holds the run:
+	// the engine stops at once (its context is cancelled too).
 	Checkpoint func(ctx context.Context, r *runs.Run) error
 	// Events receives what happens in the turn, for the run's event
 	// stream (events.go); never nil from the worker.
 	Events runs.Recorder
+	// Journal keeps what a takeover needs to go on (journal.go); never
+	// nil from the worker.
+	Journal Journal
+	// Resumed is set when this attempt took the run over from one that
+	// stopped: the journal it left and what it was. The engine prices
+	// the lost attempt onto the run and checkpoints it before anything it
+	// does is billed; an engine that cannot resume ends the run.
+	Resumed *Resumption
 }
 
 // EngineResult is what the worker needs back from an engine beyond the run.
@@ -36,6 +47,11 @@ type EngineResult struct {
 	// failed; whether the turn is refunded is decided once, by the
 	// worker, with runs.RefundDue (only if no model call answered).
 	Infrastructure bool
+	// Leave: the engine stopped without ending the run (its invocation
+	// is ending with the turn's bounds left, ErrAttemptEnding, or its
+	// record could not be written): the worker writes its progress and
+	// releases its lease, for another attempt to resume it.
+	Leave bool
 }
 
 // WorkerConfig configures a Worker. Zero values are the documented
@@ -102,10 +118,12 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	return &Worker{cfg: cfg, store: traced(cfg.Store), engines: cfg.Engines, installs: cfg.Installs, now: cfg.Now, log: cfg.Log}, nil
 }
 
-// execute claims the run and runs it. A run that is not claimable (a
-// retried dispatch, or one past ClaimWindow) is not run; if this
-// container ran it and could not write its final state, that state is
-// written now; if it is abandoned (deadline.go), it is closed
+// execute claims the run and runs it: its first claim, or a takeover of
+// a run whose worker stopped (its lease lapsed), which resumes it from
+// its journal. A run that is not claimable is not run: if this container
+// ran it and could not write its final state, that state is written now;
+// one held by a live lease fails the dispatch (ErrLeaseHeld), so that
+// Lambda tries it again later; one abandoned (deadline.go) is closed
 // interrupted, as the reaper would. It returns the run's latest state,
 // and an error wrapping ErrFinalWrite when the turn ran but its final
 // write failed (the dispatch must fail, so that Lambda retries it).
@@ -115,8 +133,13 @@ func (w *Worker) execute(ctx context.Context, runID string) (*runs.Run, error) {
 	}
 	run, err := w.store.ClaimRun(ctx, runID, w.now().UTC())
 	if errors.Is(err, ErrNotClaimable) {
-		if run == nil || !abandoned(run, w.now()) {
-			// Final, or still someone's: a worker's, or the next dispatch's.
+		now := w.now()
+		switch {
+		case run != nil && leased(run) && !run.Lease.Lapsed(now):
+			w.log.InfoContext(ctx, "run held by a live worker; the dispatch fails for a later retry", "runId", runID, "attempt", run.Attempts)
+			return run, fmt.Errorf("run %s: %w", runID, ErrLeaseHeld)
+		case run == nil || !abandoned(run, now):
+			// Final, or still someone's: the next dispatch's.
 			w.log.InfoContext(ctx, "run not claimable", "runId", runID, "status", statusOf(run))
 			return run, nil
 		}
@@ -125,7 +148,32 @@ func (w *Worker) execute(ctx context.Context, runID string) (*runs.Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("claim run %s: %w", runID, err)
 	}
-	return w.run(ctx, run)
+	var resumed *Resumption
+	if run.Attempts > 1 {
+		if resumed, err = w.resumption(ctx, run); err != nil {
+			// Held, not run: the lease lapses and the next dispatch tries.
+			return nil, fmt.Errorf("resume run %s: %w", runID, err)
+		}
+		w.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine}, metrics.Metric{Name: MetricResumptions, Unit: metrics.Count, Value: 1})
+	}
+	return w.run(ctx, run, resumed)
+}
+
+// resumption reads what a taken-over run's stopped attempt left: its
+// journal and its sandboxes.
+func (w *Worker) resumption(ctx context.Context, run *runs.Run) (*Resumption, error) {
+	entries, err := w.store.ReadJournal(ctx, run.RunID)
+	if err != nil {
+		return nil, err
+	}
+	sandboxes, err := w.store.RunSandboxes(ctx, run.RunID)
+	if err != nil {
+		return nil, err
+	}
+	lastWrite := time.UnixMilli(run.Lease.PrevUntilMs - LeaseDuration.Milliseconds()).UTC()
+	return &Resumption{Entries: entries, Sandboxes: sandboxes, Lost: runs.LostAttempt{
+		Attempt: run.Lease.WrittenBy, LastWriteAt: lastWrite, ResumedAt: w.now().UTC(), Estimated: true,
+	}}, nil
 }
 
 // closeAbandoned closes an abandoned run as the reaper does
@@ -156,16 +204,42 @@ func statusOf(r *runs.Run) runs.Status {
 	return r.Status
 }
 
-func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run, err error) {
-	log := w.log.With("runId", run.RunID, "userId", run.UserID, "engine", run.Engine)
+func (w *Worker) run(ctx context.Context, run *runs.Run, resumed *Resumption) (final *runs.Run, err error) {
+	log := w.log.With("runId", run.RunID, "userId", run.UserID, "engine", run.Engine, "attempt", run.Attempts)
 	outcome := EngineResult{}
-	ev := newRunEvents(ctx, run, w.cfg.Events, w.now, log)
+	// A write refused for a newer attempt cancels the turn: the attempt
+	// stops at once and writes nothing more.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	// With attempts left, the turn stops a little before its invocation
+	// ends, to leave the run for another attempt rather than lose it.
+	if d, ok := ctx.Deadline(); ok && run.Attempts < run.MaxAttempts {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadlineCause(ctx, d.Add(-leaveMargin), ErrAttemptEnding)
+		defer cancel()
+	}
+	journal := 0
+	if resumed != nil {
+		journal = len(resumed.Entries)
+	}
+	ev := newRunWriter(ctx, run, journal, w.cfg.Events, w.store.CheckpointRun, w.now, log, stop)
 	defer func() {
 		// Every path ends here: a panic in an engine, a cancelled context,
-		// an engine that forgot to finish. The run leaves with a final status.
+		// an engine that forgot to finish. The run leaves with a final
+		// status, unless another attempt took it over.
 		if p := recover(); p != nil {
 			log.ErrorContext(ctx, "turn panicked", "panic", fmt.Sprint(p))
 			run.End(runs.StatusFailed, runs.ErrUnknown, "internal error", w.now())
+		}
+		if lost := context.Cause(ctx); errors.Is(lost, ErrLeaseLost) || errors.Is(lost, ErrAlreadyFinal) {
+			ev.stop()
+			log.WarnContext(ctx, "attempt stopped: the run is another's", "err", lost)
+			final, err = nil, nil
+			return
+		}
+		if outcome.Leave && !run.Status.Final() {
+			final, err = run, w.leave(ctx, run, ev, log)
+			return
 		}
 		if !run.Status.Final() {
 			if ctx.Err() != nil {
@@ -179,11 +253,13 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run, err e
 	}()
 
 	inst, err := w.installs.get(ctx, run.InstallID)
-	started := runs.RunStarted{Engine: run.Engine}
-	if inst != nil {
-		started.Model = inst.Model
+	if resumed == nil {
+		started := runs.RunStarted{Engine: run.Engine}
+		if inst != nil {
+			started.Model = inst.Model
+		}
+		ev.Record(started)
 	}
-	ev.Record(started)
 	if err != nil {
 		log.ErrorContext(ctx, "install unavailable", "err", err)
 		run.End(runs.StatusFailed, runs.ErrConfig, "the install could not be read", w.now())
@@ -196,9 +272,28 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run, err e
 		outcome.Infrastructure = true
 		return
 	}
-	outcome = engine.Run(ctx, EngineTurn{Install: inst, Run: run, Checkpoint: ev.checkpoint(w.store.CheckpointRun), Events: ev})
+	outcome = engine.Run(ctx, EngineTurn{Install: inst, Run: run, Checkpoint: ev.checkpoint, Events: ev, Journal: ev, Resumed: resumed})
 	log.InfoContext(ctx, "turn finished", "status", run.Status, "errorKind", run.ErrorKind, "costMicros", int64(run.CostMicros), "steps", len(run.Steps))
 	return
+}
+
+// leaveMargin is how long before its invocation's end a turn with
+// attempts left stops, to write its progress and release its lease.
+const leaveMargin = 5 * time.Second
+
+// leave writes a run the engine stopped without ending (its progress, the
+// journal's waiting entries) and releases its lease, so that the next
+// dispatch (Lambda's retry of this failed one, or the reaper's) takes it
+// over at once. It returns the error that fails the dispatch.
+func (w *Worker) leave(ctx context.Context, run *runs.Run, ev *runWriter, log *slog.Logger) error {
+	wctx, cancel := finalContext(ctx)
+	defer cancel()
+	if err := ev.release(wctx, run); err != nil {
+		log.WarnContext(ctx, "the left run's progress could not be written; its lease lapses on its own", "err", err)
+	}
+	log.InfoContext(ctx, "run left for another attempt", "steps", len(run.Steps), "costMicros", int64(run.CostMicros))
+	w.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine}, metrics.Metric{Name: MetricTurnsLeft, Unit: metrics.Count, Value: 1})
+	return fmt.Errorf("run %s: %w", run.RunID, ErrLeftForResume)
 }
 
 // write is the final write of a run (FinishRun, conditional on the run
@@ -234,6 +329,10 @@ func (w *Worker) emit(run *runs.Run, refund bool) {
 		metrics.Metric{Name: "ModelCalls", Unit: metrics.Count, Value: float64(len(run.Steps))},
 		metrics.Metric{Name: "TurnsRefunded", Unit: metrics.Count, Value: refunds},
 	)
+	if lost := run.Cost.LostMicros; lost > 0 {
+		w.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine},
+			metrics.Metric{Name: MetricLostAttemptCost, Unit: metrics.None, Value: float64(lost)})
+	}
 	if run.ErrorKind != "" {
 		w.cfg.Metrics.Emit(map[string]string{"ErrorKind": string(run.ErrorKind)},
 			metrics.Metric{Name: MetricTurnsFailed, Unit: metrics.Count, Value: 1})

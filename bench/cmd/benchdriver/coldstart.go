@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/bench/internal/turnstack"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/rie"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 )
 
 // cold is the bootstrap's size and cold starts.

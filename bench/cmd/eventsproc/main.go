@@ -44,7 +44,7 @@ import (
 	eventsapp "github.com/commonly/runtime/functions/events/app"
 	eventshandler "github.com/commonly/runtime/functions/events/handler"
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/gomaxprocs"
 )
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/commonly/runtime/functions/turn/handler"
 	"github.com/commonly/runtime/shared/agent"
+	"github.com/commonly/runtime/shared/dispatch"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/pricing"
 	"github.com/commonly/runtime/shared/redact"
@@ -111,7 +112,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 		if d.Lambda == nil {
 			return nil, fmt.Errorf("build: TURN_DISPATCH=lambda needs a Lambda client")
 		}
-		dispatcher = handler.LambdaDispatcher{Client: d.Lambda, FunctionName: cfg.FunctionName}
+		dispatcher = dispatch.Lambda{Client: d.Lambda, FunctionName: cfg.FunctionName}
 	}
 	minReservation, err := prices.MinUsefulCall(cfg.defaultModel())
 	if err != nil {
@@ -120,7 +121,8 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	svc, err := turns.NewService(turns.ServiceConfig{
 		Store: st, Dispatcher: dispatcher, Limits: cfg.Limits, DefaultEngine: cfg.DefaultEngine,
 		Tools: nativeEngine.ToolNames(), Connectors: nativeEngine.ConnectorNames(),
-		SpendCap: cfg.SpendCap, TurnBound: cfg.TurnMaxUSD, MinReservation: minReservation, FallbackConfigured: cfg.Fallback, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
+		SpendCap: cfg.SpendCap, TurnBound: cfg.TurnMaxUSD, MinReservation: minReservation, MaxAttempts: cfg.MaxAttempts,
+		FallbackConfigured: cfg.Fallback, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
 	})
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
+	"github.com/commonly/runtime/internal/awscalls"
 )
 
 // grantStatement is an Allow statement of a role's policies, as the
@@ -119,6 +119,8 @@ func (r resolver) arn(name string) any {
 		return getAtt(logical, "Arn") // Ref is the name
 	case "AWS::SecretsManager::Secret":
 		return val // Ref is the ARN
+	case "AWS::Lambda::Function":
+		return getAtt(logical, "Arn") // Ref is the name
 	default:
 		r.t.Fatalf("%s names a %v, which the check does not know", v, typ)
 		return nil
