@@ -41,7 +41,7 @@ type Report struct {
 	// their worker's, RunFailures could not be closed, RunsLeft were not
 	// reached.
 	RunsAbandoned, RunsRedispatched, RunsInterrupted, RunsRefunded, RunsAlreadyClosed, RunFailures, RunsLeft int
-	InterruptedCostMicros                                                                  money.Micros
+	InterruptedCostMicros                                                                                    money.Micros
 	// Cut is set when the deadline (or the caller) ended the sweep early.
 	Cut     bool
 	Elapsed time.Duration

@@ -23,10 +23,10 @@ import (
 	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/dispatch"
 	"github.com/commonly/runtime/shared/runs"
-	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/turns"
 )
 
 // The production wiring, from the configuration to the handler, against

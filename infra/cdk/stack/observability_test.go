@@ -87,7 +87,7 @@ func sweepMetric(name string) map[string]any {
 func TestReaperMetricsAreTheOnesEmitted(t *testing.T) {
 	read := []string{MetricSandboxesListed, MetricSandboxesExpired, MetricSandboxesKilled, MetricSandboxesAlreadyGone,
 		MetricSandboxKillFailures, MetricSandboxesLeft, MetricSourceFailures, MetricRunsInterrupted, MetricRunsRefunded,
-		MetricRunInterruptFailures, MetricSweepDuration}
+		MetricRunInterruptFailures, MetricSweepDuration, MetricRunsRedispatched}
 	slices.Sort(read)
 	emitted := slices.Sorted(slices.Values(reaper.MetricNames))
 	equal(t, "reaper metrics", read, emitted)
@@ -131,6 +131,8 @@ func TestDashboard(t *testing.T) {
 		"Cost per UTC day (USD)":     {"SUM(" + search(MetricTurnCost, "Sum", 86400) + ")/1000000"},
 		"Sandboxes reaped, runs interrupted": {search(MetricSandboxesKilled, "Sum", 300), search(MetricSandboxesAlreadyGone, "Sum", 300),
 			search(MetricRunsInterrupted, "Sum", 300), search(MetricRunsRefunded, "Sum", 300)},
+		"Runs resumed after a worker stopped": {search(MetricResumptions, "Sum", 300), search(MetricTurnsLeft, "Sum", 300),
+			search(MetricRunsRedispatched, "Sum", 300), search(MetricLostAttemptCost, "Sum", 300)},
 		"Reaper: sandboxes listed and past their lifetime": {search(MetricSandboxesListed, "Maximum", 300), search(MetricSandboxesExpired, "Maximum", 300)},
 		"Reaper: failures and work left": {search(MetricSourceFailures, "Sum", 300), search(MetricSandboxKillFailures, "Sum", 300),
 			search(MetricRunInterruptFailures, "Sum", 300), search(MetricSandboxesLeft, "Sum", 300)},

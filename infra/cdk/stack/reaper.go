@@ -41,8 +41,8 @@ func newReaper(scope constructs.Construct, s *Settings, d *Data, x *Secrets, tur
 		// The turn function, to which a run whose worker stopped with
 		// attempts left is dispatched again.
 		"TURN_FUNCTION_NAME": turn.function.Function.FunctionName(),
-		"SANDBOX":     jsii.String("e2b"),
-		"E2B_DOMAIN":  empty, "E2B_API_URL": empty, "SANDBOX_LIFETIME": empty,
+		"SANDBOX":            jsii.String("e2b"),
+		"E2B_DOMAIN":         empty, "E2B_API_URL": empty, "SANDBOX_LIFETIME": empty,
 	}
 	owned := ownedVars(reaperSecrets, "STAGE", "STATE_TABLE", "RUNS_TABLE", "TURN_FUNCTION_NAME")
 	fn, err := newFunction(c, s, functionSpec{
