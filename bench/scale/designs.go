@@ -41,8 +41,9 @@ func (m Model) WatcherDesigns() []Design {
 	// Today's stream served from a fleet that holds many streams in one
 	// process (the worker's, or one of its own): only the polls' CPU and
 	// the reads are paid.
-	shared := today.Polls*m.Watched.CPUMillisPerPoll()/1000/d.CPUUtilisation*d.Headroom*m.lmiVCPUSecond() +
-		today.Reads + today.Slots + today.Logs
+	sharedCPU := today.Polls * m.Watched.CPUMillisPerPoll() / 1000 / d.CPUUtilisation * d.Headroom * m.lmiVCPUSecond()
+	shared := sharedCPU + today.Reads + today.Slots + today.Logs
+	sharedSlower := sharedCPU/2 + today.Reads/2 + today.Slots + today.Logs
 
 	// Push: the worker sends each event once to the service, which sends
 	// it to each watcher. AppSync Events counts the publish (made whether
@@ -67,6 +68,8 @@ func (m Model) WatcherDesigns() []Design {
 		{"function URL, polling every 500 ms", slower, fmt.Sprintf("%.0f ms on average, a read, the events' encoding", 1000*pollSeconds), "the same, half the reads"},
 		{"the same stream from a shared fleet (Managed Instances, or Fargate behind a load balancer)", shared, poll,
 			"the polls' CPU on a shared instance, and the same reads; response streaming on Managed Instances is not documented"},
+		{"the same from a shared fleet, polling every 500 ms", sharedSlower, fmt.Sprintf("%.0f ms on average, a read, the events' encoding", 1000*pollSeconds),
+			"half the polls' CPU and reads"},
 		{"AppSync Events, a message an event", appSync, "the service's delivery (AWS publishes no figure)",
 			fmt.Sprintf("%.0f events: a publish and a delivery each; a connect and a subscribe; connection minutes; no reads", events)},
 		{"API Gateway WebSocket API, a message an event", ws(events), "the service's delivery (AWS publishes no figure)",

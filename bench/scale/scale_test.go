@@ -226,50 +226,68 @@ func TestWatchingAndTheIndexAreCounted(t *testing.T) {
 	}
 }
 
+// design is the design named name.
+func design(t *testing.T, ds []Design, name string) Design {
+	t.Helper()
+	for _, d := range ds {
+		if strings.HasPrefix(d.Name, name) {
+			return d
+		}
+	}
+	t.Fatalf("no design %q", name)
+	return Design{}
+}
+
 // The designs that stop paying for waiting: a shared fleet runs the
 // worker for a fraction of a turn an environment; the shared fleet's
 // stream still pays its reads; a push pays by the event, not the wait.
 func TestDesignsStopPayingForWaiting(t *testing.T) {
 	m := load(t)
 	workers, watchers := m.WorkerDesigns(), m.WatcherDesigns()
-	today := workers[0].USD
-	for _, i := range []int{2, 3, 4} {
-		if workers[i].USD >= today/4 {
-			t.Errorf("%s costs %g a turn, today %g", workers[i].Name, workers[i].USD, today)
+	today := design(t, workers, "Lambda, a turn an environment").USD
+	lmi, nat := design(t, workers, "Lambda Managed Instances (").USD, design(t, workers, "Lambda Managed Instances, egress").USD
+	for _, d := range []float64{lmi, nat, design(t, workers, "ECS on Fargate").USD} {
+		if d >= today/4 {
+			t.Errorf("a shared fleet's worker costs %g a turn, today %g", d, today)
 		}
 	}
-	if workers[3].USD <= workers[2].USD {
-		t.Errorf("through a NAT gateway %g, without %g", workers[3].USD, workers[2].USD)
+	if nat <= lmi {
+		t.Errorf("through a NAT gateway %g, without %g", nat, lmi)
 	}
 	f := m.Compute(1e6)
-	if watchers[0].USD != f.Cost["watching"] {
-		t.Errorf("today's watcher %g, the main table's %g", watchers[0].USD, f.Cost["watching"])
+	urlToday := design(t, watchers, "function URL, today").USD
+	if urlToday != f.Cost["watching"] {
+		t.Errorf("today's watcher %g, the main table's %g", urlToday, f.Cost["watching"])
 	}
-	// The shared fleet still polls: more than its reads, less than today.
-	if watchers[2].USD < f.Watch.Reads || watchers[2].USD >= watchers[0].USD {
-		t.Errorf("the shared fleet's stream %g: its reads %g, today %g", watchers[2].USD, f.Watch.Reads, watchers[0].USD)
+	// The shared fleet still polls: more than its reads, less than today;
+	// half the polls, less again.
+	shared, slower := design(t, watchers, "the same stream from a shared fleet").USD, design(t, watchers, "the same from a shared fleet, polling every 500 ms").USD
+	if shared < f.Watch.Reads || shared >= urlToday || slower >= shared || slower < f.Watch.Reads/2 {
+		t.Errorf("the shared fleet's stream %g (every 500 ms %g): its reads %g, today %g", shared, slower, f.Watch.Reads, urlToday)
 	}
 	// Batching a second's events into one message costs no more.
-	if watchers[5].USD > watchers[4].USD {
-		t.Errorf("a message a second %g, a message an event %g", watchers[5].USD, watchers[4].USD)
+	perEvent, perSecond := design(t, watchers, "API Gateway WebSocket API, a message an event").USD, design(t, watchers, "API Gateway WebSocket API, a message a second").USD
+	if perSecond > perEvent {
+		t.Errorf("a message a second %g, a message an event %g", perSecond, perEvent)
 	}
 	// A push costs by the event: twice the events, about twice the cost;
 	// the polling stream does not notice.
+	appSync := design(t, watchers, "AppSync").USD
 	for i := range m.Watched.Shapes {
 		m.Watched.Shapes[i].Events *= 2
 		m.Watched.Shapes[i].StreamKB *= 2
 	}
 	twice := m.WatcherDesigns()
-	if r := twice[3].USD / watchers[3].USD; r < 1.9 || r > 2 {
+	if r := design(t, twice, "AppSync").USD / appSync; r < 1.9 || r > 2 {
 		t.Errorf("AppSync with twice the events: %g× the cost", r)
 	}
-	if twice[0].USD != watchers[0].USD {
-		t.Errorf("today's stream with twice the events %g, was %g", twice[0].USD, watchers[0].USD)
+	if design(t, twice, "function URL, today").USD != urlToday {
+		t.Errorf("today's stream changed with the events")
 	}
 	// Fewer watchers, cheaper pushes.
 	m = load(t)
 	m.In.Watch.WatchedShare = 0.5
-	if half := m.WatcherDesigns(); half[4].USD >= watchers[4].USD {
-		t.Errorf("half the turns watched %g, all %g", half[4].USD, watchers[4].USD)
+	if half := design(t, m.WatcherDesigns(), "API Gateway WebSocket API, a message an event").USD; half >= perEvent {
+		t.Errorf("half the turns watched %g, all %g", half, perEvent)
 	}
 }

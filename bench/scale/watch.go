@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 
 	eventshandler "github.com/commonly/runtime/functions/events/handler"
 	"github.com/commonly/runtime/shared/turns"
@@ -168,9 +167,4 @@ func (m Model) watcher(mb, turnMB float64) Watcher {
 	x.Logs = invocations * w.LogBytesPerStream / 1e9 * price("logsIngestGB")
 	x.DataOut = x.Streams * x.Events * m.Watched.KBPerEvent() / 1e6 * price("dataOutGB")
 	return x
-}
-
-// seconds renders a duration in seconds for the document.
-func seconds(s float64) string {
-	return (time.Duration(s * float64(time.Second))).Round(time.Second).String()
 }

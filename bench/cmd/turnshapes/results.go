@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/bench/internal/shapes"
+	"github.com/commonly/runtime/bench/scale"
 )
 
 // results is the run's output (-json).
@@ -131,41 +132,16 @@ func summarize(s shapes.Shape, ts []turnSample) shapeResult {
 	return r
 }
 
-// watchFile is bench/scale/watch.json: what a watched turn's stream
-// costs, measured, for the scale model.
-type watchFile struct {
-	Note       string       `json:"note"`
-	Source     string       `json:"source"`
-	Date       string       `json:"date"`
-	TTFTMs     float64      `json:"ttftMs"`
-	IntervalMs float64      `json:"intervalMs"`
-	Shapes     []watchShape `json:"shapes"`
-}
-
-type watchShape struct {
-	Name             string  `json:"name"`
-	Turns            int     `json:"turns"`
-	Calls            int     `json:"calls"`
-	StreamSeconds    float64 `json:"streamSeconds"`
-	Polls            float64 `json:"polls"`
-	ReadUnitsPerPoll float64 `json:"readUnitsPerPoll"`
-	MeanItemKB       float64 `json:"meanItemKB"`
-	MaxItemKB        float64 `json:"maxItemKB"`
-	Events           float64 `json:"events"`
-	StreamKB         float64 `json:"streamKB"`
-	EventsCPUMs      float64 `json:"eventsCpuMs"`
-	TurnCPUMs        float64 `json:"turnCpuMs"`
-}
-
 func writeWatch(o options, r results) error {
-	w := watchFile{
+	// The scale model's own types (bench/scale), so the file is one it reads.
+	w := scale.Watched{
 		Note: "What a watched turn's stream costs, measured by bench/cmd/turnshapes (make memsize's driver) on the production turn and events functions: " +
 			"each shape's turns watched from admission to run.finished, every poll's run item sized as DynamoDB sizes it and its strongly consistent read units counted. Never edited by hand.",
 		Source: fmt.Sprintf("make scale-watch (bench/cmd/turnshapes -rounds %d -ttft %s -interval %s -watch), no CPU quota", o.rounds, o.ttft, o.interval),
 		Date:   time.Now().UTC().Format(time.DateOnly), TTFTMs: r.TTFTMs, IntervalMs: r.IntervalMs,
 	}
 	for _, s := range r.Shapes {
-		w.Shapes = append(w.Shapes, watchShape{
+		w.Shapes = append(w.Shapes, scale.WatchedShape{
 			Name: s.Name, Turns: s.Turns, Calls: s.Calls, StreamSeconds: round(s.StreamMs.Median/1000, 2), Polls: s.Polls.Median,
 			ReadUnitsPerPoll: round(s.ReadUnitsPerPoll, 3), MeanItemKB: round(s.MeanItemKB, 2), MaxItemKB: round(s.MaxItemKB, 2),
 			Events: round(s.Events, 1), StreamKB: round(s.StreamKB, 2), EventsCPUMs: round(s.EventsCPUMs.Median, 2), TurnCPUMs: round(s.TurnCPUMs.Median, 2),

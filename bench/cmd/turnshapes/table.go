@@ -168,15 +168,7 @@ func printTables(w io.Writer, dir, scaleDir string) error {
 
 	// The turn function's own time.
 	fmt.Fprintf(w, "The turn function: its own time a turn, ms, median / p95 (the turn's wall less its model calls'), and its CPU:\n\n")
-	fmt.Fprintf(w, "| MB | CPU share |")
-	for _, n := range names {
-		fmt.Fprintf(w, " %s |", n)
-	}
-	fmt.Fprintf(w, " CPU a turn, ms (median of the shapes' medians; range) | throttled periods a turn |\n|---:|---:|")
-	for range names {
-		fmt.Fprintf(w, "---:|")
-	}
-	fmt.Fprintf(w, "---:|---:|\n")
+	header(w, []string{"MB", "CPU share"}, names, []string{"CPU a turn, ms (median of the shapes' medians; range)", "throttled periods a turn"})
 	for _, sz := range sizes {
 		fmt.Fprintf(w, "| %s | %s |", sizeName(sz.mb), share(sz.mb))
 		var cpu, lo, hi []float64
@@ -191,15 +183,7 @@ func printTables(w io.Writer, dir, scaleDir string) error {
 	// What each size adds to the p95, against the turn's wall.
 	fmt.Fprintf(w, "\nWhat the size adds to a turn's p95 own time over no quota, ms, and its share of the turn's wall with the model's latency as the scale model has it (%.0f s a call, %.0f s a code run):\n\n",
 		lat.ModelSecondsPerCall, lat.CodeRunSeconds)
-	fmt.Fprintf(w, "| MB |")
-	for _, n := range names {
-		fmt.Fprintf(w, " %s |", n)
-	}
-	fmt.Fprintf(w, " worst share |\n|---:|")
-	for range names {
-		fmt.Fprintf(w, "---:|")
-	}
-	fmt.Fprintf(w, "---:|\n")
+	header(w, []string{"MB"}, names, []string{"worst share"})
 	turnPick, eventsPick := 0, 0
 	for _, sz := range sizes[1:] {
 		fmt.Fprintf(w, "| %s |", sizeName(sz.mb))
@@ -253,6 +237,13 @@ func printTables(w io.Writer, dir, scaleDir string) error {
 	}
 	fmt.Fprintf(w, "\nThe own time of every turn at each size, median (bench/scale/inputs.json, turn.ownMillisAtMB): {%s}\n", strings.Join(own, ", "))
 	return nil
+}
+
+// header writes a table's header: the lead columns, a column a shape,
+// the tail's; every column numeric (right-aligned).
+func header(w io.Writer, lead, names, tail []string) {
+	cols := append(append(append([]string{}, lead...), names...), tail...)
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---:|", len(cols)))
 }
 
 func pick(mb int) string {
