@@ -24,10 +24,10 @@
 #              pass; then the events process's cold starts.
 #
 # A size of 0 is the reference: no quota (the machine's cores).
-# Tunable: SIZES="0 128 256 512 1024" PARTS="turn shapes" RUNS=3 TURNS=100 WARMUP=20 COLD=5 REPEAT=5
+# Tunable: SIZES="0 128 256 384 512 1024" PARTS="turn shapes" RUNS=3 TURNS=100 WARMUP=20 COLD=5 REPEAT=5
 #          PASSES=2 ROUNDS=2 TTFT=1s INTERVAL=12ms SHAPES=all (a comma-separated list of bench/internal/shapes)
 set -euo pipefail
-SIZES=${SIZES:-"0 128 256 512 1024"}
+SIZES=${SIZES:-"0 128 256 384 512 1024"}
 PARTS=${PARTS:-"turn shapes"}
 RUNS=${RUNS:-3} TURNS=${TURNS:-100} WARMUP=${WARMUP:-20} COLD=${COLD:-5} REPEAT=${REPEAT:-5}
 PASSES=${PASSES:-2} ROUNDS=${ROUNDS:-2} TTFT=${TTFT:-1s} INTERVAL=${INTERVAL:-12ms} SHAPES=${SHAPES:-all}
