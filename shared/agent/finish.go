@@ -62,6 +62,8 @@ func (tr *turn) answer(ctx context.Context, content, reason string) TurnResult {
 	// post posts it again under the same key, which the backend drops,
 	// rather than ask the model for another.
 	tr.journal(entry{Kind: entryFinal, Content: content, Reason: reason})
+	// On the run before it is posted: from then on a cancel is too late.
+	tr.run.FinalMessage = content
 	if !tr.posted && !empty {
 		if e := tr.checkpoint(ctx); e != nil {
 			return tr.finish(e)

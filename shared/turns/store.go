@@ -41,6 +41,9 @@ type Store interface {
 	// r.Attempts holds the run (ErrLeaseLost, ErrAlreadyFinal otherwise);
 	// it renews the lease to r.Lease.
 	CheckpointRun(ctx context.Context, r *runs.Run, journal []JournalEntry) error
+	// RequestCancel marks a running run whose answer is not on its way to
+	// the pod as asked to stop; otherwise ErrNotCancellable with the run.
+	RequestCancel(ctx context.Context, runID string, at time.Time) (*runs.Run, error)
 	// ReadJournal returns the run's journal entries in order.
 	ReadJournal(ctx context.Context, runID string) ([]JournalEntry, error)
 	// RunSandboxes lists the run's sandboxes still recorded running: the

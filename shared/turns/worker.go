@@ -222,7 +222,7 @@ func (w *Worker) run(ctx context.Context, run *runs.Run, resumed *Resumption) (f
 	if resumed != nil {
 		journal = len(resumed.Entries)
 	}
-	ev := newRunWriter(ctx, run, journal, w.cfg.Events, w.store.CheckpointRun, w.now, log, stop)
+	ev := newRunWriter(ctx, run, journal, w.cfg.Events, w.store.CheckpointRun, w.store.GetRun, w.now, log, stop)
 	defer func() {
 		// Every path ends here: a panic in an engine, a cancelled context,
 		// an engine that forgot to finish. The run leaves with a final
@@ -237,9 +237,16 @@ func (w *Worker) run(ctx context.Context, run *runs.Run, resumed *Resumption) (f
 			final, err = nil, nil
 			return
 		}
-		if outcome.Leave && !run.Status.Final() {
+		cancelled := errors.Is(context.Cause(ctx), ErrCancelled)
+		if outcome.Leave && !run.Status.Final() && !cancelled {
 			final, err = run, w.leave(ctx, run, ev, log)
 			return
+		}
+		if cancelled && run.Status != runs.StatusSucceeded {
+			// The owner's stop, not a failure: what was spent is charged,
+			// and the turn counts (cancel.go).
+			run.End(runs.StatusCancelled, "", "the turn was cancelled", w.now())
+			outcome.Infrastructure = false
 		}
 		if !run.Status.Final() {
 			if ctx.Err() != nil {

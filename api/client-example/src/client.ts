@@ -59,7 +59,7 @@ export function turnClient(baseUrl: string, token: () => string | Promise<string
   return client;
 }
 
-const finalStatuses: readonly RunStatus[] = ["succeeded", "failed", "interrupted"];
+const finalStatuses: readonly RunStatus[] = ["succeeded", "failed", "interrupted", "cancelled"];
 
 export function isFinal(run: Pick<AgentRun, "status">): boolean {
   return finalStatuses.includes(run.status);
@@ -119,6 +119,23 @@ export async function waitForRun(client: TurnClient, runId: string, { intervalMs
     }
     await sleep(intervalMs);
   }
+}
+
+export type CancelResult = components["schemas"]["CancelResult"];
+
+/**
+ * Stops a run (the "Stop" button): a queued run is cancelled at once; a
+ * running one ends `cancelled` within about a second (watchRun sees its
+ * run.finished). `cancel` says what happened: requested, cancelled,
+ * already_final (no error), or too_late (its answer is on its way to the
+ * pod). Someone else's run is an ApiError 404 not_found.
+ */
+export async function cancelRun(client: TurnClient, runId: string): Promise<CancelResult> {
+  const { data, error, response } = await client.POST("/v1/runs/{runId}/cancel", { params: { path: { runId } } });
+  if (data === undefined) {
+    throw apiError(response, error);
+  }
+  return data;
 }
 
 /** The caller's plan, turns used against the daily ceiling and cost today. */

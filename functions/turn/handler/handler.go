@@ -281,6 +281,28 @@ func (h *Handler) getRun(r *request) (events.APIGatewayV2HTTPResponse, error) {
 	return jsonResponse(http.StatusOK, run, nil), nil
 }
 
+// cancelView is what POST /v1/runs/{runId}/cancel answers.
+type cancelView struct {
+	RunID  string              `json:"runId"`
+	Status runs.Status         `json:"status"`
+	Cancel turns.CancelOutcome `json:"cancel"`
+}
+
+// cancelRun asks a run to stop: 202 while its worker stops it, 200 when
+// it is over (cancelled now, or it had ended, or its answer is on its way
+// to the pod: the body says which).
+func (h *Handler) cancelRun(r *request) (events.APIGatewayV2HTTPResponse, error) {
+	c, err := h.svc.Cancel(r.ctx, r.caller, r.params["runId"])
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	status := http.StatusOK
+	if c.Outcome == turns.CancelRequested {
+		status = http.StatusAccepted
+	}
+	return jsonResponse(status, cancelView{RunID: c.Run.RunID, Status: c.Run.Status, Cancel: c.Outcome}, nil), nil
+}
+
 func (h *Handler) usage(r *request) (events.APIGatewayV2HTTPResponse, error) {
 	u, err := h.svc.Usage(r.ctx, r.caller)
 	if err != nil {

@@ -35,6 +35,7 @@ var routeTable = []route{
 	{"PUT /v1/users/{userId}/plan", service, (*Handler).setPlan},
 	{"POST /v1/installs/{installId}/turns", callers, (*Handler).submitTurn},
 	{"GET /v1/runs/{runId}", callers, (*Handler).getRun},
+	{"POST /v1/runs/{runId}/cancel", callers, (*Handler).cancelRun},
 	{"GET /v1/me/usage", callers, (*Handler).usage},
 	{"GET /v1/users/{userId}/usage", service, (*Handler).userUsage},
 	{"GET " + api.Path, public, (*Handler).openAPIDocument},
