@@ -29,9 +29,9 @@ type Day struct {
 	Output       money.Micros
 	// ModelOther is model cost recorded without its parts (runs priced
 	// before the split was recorded, or by another engine's own report).
-	ModelOther   money.Micros
-	Search       money.Micros
-	Sandbox      money.Micros
+	ModelOther money.Micros
+	Search     money.Micros
+	Sandbox    money.Micros
 	// Resumed are the turns another worker took over after one stopped,
 	// Lost what the stopped attempts may have cost beyond their record
 	// (estimated; part of Cost).
