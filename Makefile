@@ -18,16 +18,16 @@ LAMBDA_BIN = bin$(if $(filter amd64,$(LAMBDA_GOARCH)),,/$(LAMBDA_GOARCH))
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 FUZZTIME ?= 10s
 
-.PHONY: run report migrate-plans report-deps test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke scale scale-watch memsize
+.PHONY: bench-live run console-deps console-npm report migrate-plans report-deps test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke scale scale-watch memsize
 
-## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080) and run the demo turn
-run: deps
+## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080, its console at /) and run the demo turn
+run: deps console-deps
 	$(GO) run ./infra/local
 
 ## test: formatting, vet, staticcheck, the API document's lint and typed client, every test, a short fuzz run, each benchmark once,
 ## the RIE invoke tests (turn, alarm, reaper), the CDK stack's tests and cdk-nag, every functions/*/testdata event invoked from the synthesized template,
 ## the report rendered in headless Chromium, and a short load-and-fault run
-test: deps report-deps tools build synth lint api unit cdk-test fuzz bench-smoke load-smoke
+test: deps report-deps tools build synth lint api console-npm unit cdk-test fuzz bench-smoke load-smoke
 
 ## deps: Debian packages the local sandbox needs (bubblewrap, python3, node)
 deps:
@@ -94,16 +94,34 @@ export NO_UPDATE_NOTIFIER := 1
 api: api-npm
 	cd $(API_CLIENT) && npm run --silent check
 
+NODE_CHECK = @node -e 'const [a, b] = process.versions.node.split(".").map(Number); if (a < 20 || (a === 20 && b < 19)) { console.error("the API tools need node >= 20.19, found " + process.version); process.exit(1); }'
+
 api-npm: $(API_CLIENT)/node_modules/.package-lock.json
 $(API_CLIENT)/node_modules/.package-lock.json: $(API_CLIENT)/package.json $(API_CLIENT)/package-lock.json
-	@node -e 'const [a, b] = process.versions.node.split(".").map(Number); if (a < 20 || (a === 20 && b < 19)) { console.error("the API tools need node >= 20.19, found " + process.version); process.exit(1); }'
+	$(NODE_CHECK)
 	cd $(API_CLIENT) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# console-deps: what the local console's pages load (infra/console, served
+# by make run at / and /docs): the typed client compiled by tsc
+# (api/client-example/dist) with its two packages, and Swagger UI
+# (infra/console/web, pinned by its lockfile, npm ci, no install scripts).
+CONSOLE_WEB := infra/console/web
+
+## console-deps: the typed client compiled and Swagger UI installed, for the console make run serves
+console-deps: api-npm console-npm
+	cd $(API_CLIENT) && npm run --silent generate && npm run --silent typecheck
+
+console-npm: $(CONSOLE_WEB)/node_modules/.package-lock.json
+$(CONSOLE_WEB)/node_modules/.package-lock.json: $(CONSOLE_WEB)/package.json $(CONSOLE_WEB)/package-lock.json
+	$(NODE_CHECK)
+	cd $(CONSOLE_WEB) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
 unit:
 	@mkdir -p bin/test-artifacts
 	RIE_BIN=$(GOBIN)/aws-lambda-rie TURN_BOOTSTRAP=$(CURDIR)/bin/turn/bootstrap ALARM_BOOTSTRAP=$(CURDIR)/bin/alarm/bootstrap \
-	  REAPER_BOOTSTRAP=$(CURDIR)/bin/reaper/bootstrap CDK_TEMPLATE=$(CURDIR)/$(CDK_TEMPLATE) \
+	  REAPER_BOOTSTRAP=$(CURDIR)/bin/reaper/bootstrap EVENTS_BOOTSTRAP=$(CURDIR)/bin/events/bootstrap EVENTSOURCE_NODE=$(wildcard $(CDK_NODE)/node) CDK_TEMPLATE=$(CURDIR)/$(CDK_TEMPLATE) \
 	  $(GO) test -count=1 -artifacts -outputdir=$(CURDIR)/bin/test-artifacts ./...
 	@# The patched minidyn is a module of its own (./... skips it). Its tests'
 	@# pinned SDK refuses a custom CA bundle with their HTTP client.
@@ -135,7 +153,7 @@ load-smoke:
 	$(GO) run ./bench/load -users 50 -light 3 -concurrency 32 -speed 20 -faults 0.1 -drain 40s
 
 clean:
-	rm -rf bin cdk.out $(API_CLIENT)/node_modules $(API_CLIENT)/src/generated
+	rm -rf bin cdk.out $(API_CLIENT)/node_modules $(API_CLIENT)/src/generated $(API_CLIENT)/dist $(CONSOLE_WEB)/node_modules
 
 # The CDK stack (docs/operations.md, "Deploy"). infra/cdk is a Go module of its own,
 # so the functions' builds and tests never compile the CDK. The CDK CLI and
@@ -230,6 +248,11 @@ bench: deps tools build
 	  -empty-bootstrap $(BENCH_OUT)/emptyfn/bootstrap -markdown $(BENCH_OUT)/latest.md
 	$(BENCH_OUT)/benchdriver -tracing-cost -runs $(BENCH_TRACING_BLOCKS) -turns $(BENCH_TRACING_TURNS) -warmup $(BENCH_WARMUP) \
 	  -turnproc $(BENCH_OUT)/turnproc -json $(BENCH_OUT)/tracing-cost.json
+
+## bench-live: how late a run's text reaches a watching client through the events function, and what watching costs (docs/benchmarks.md)
+bench-live:
+	@mkdir -p $(BENCH_OUT)
+	$(GO) run ./bench/cmd/livebench -markdown $(BENCH_OUT)/live.md
 
 ## scale: the scale and cost model (bench/scale) from its inputs, the measured figures of make load and cdk.json; rewrites docs/scale.md's table
 scale:

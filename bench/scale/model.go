@@ -118,7 +118,6 @@ func (m Model) Compute(users float64) Figures {
 	}
 	runsWU := writes("runs", func(string) bool { return true })
 	stateWU := writes("state", func(string) bool { return true })
-	f.RunsWrites, f.StateWrites = f.PeakTurns*runsWU, f.PeakTurns*stateWU
 	for table, ops := range m.Measured.WriteUnitsPerTurn {
 		for op, v := range ops {
 			if name, ok := strings.CutPrefix(op, "index "); ok {
@@ -130,17 +129,27 @@ func (m Model) Compute(users float64) Figures {
 			}
 		}
 	}
+	// An index given in the inputs replaces its measured figure.
+	for name, x := range in.IndexWrites {
+		table, ix, _ := strings.Cut(name, " ")
+		delta := x.PerTurn - writes(table, is("index "+ix))
+		if table == "runs" {
+			runsWU += delta
+		} else {
+			stateWU += delta
+		}
+		f.IndexWrites[name] = f.PeakTurns * x.PerTurn
+	}
+	f.RunsWrites, f.StateWrites = f.PeakTurns*runsWU, f.PeakTurns*stateWU
 	readCalls := perTurn(m.Measured.DynamoDBCallsPerTurn, "", is("GetItem", "BatchGetItem", "Query"))
 	runWrites := perTurn(m.Measured.DynamoDBCallsPerTurn, "runs", is("PutItem", "UpdateItem", "TransactWriteItems", "DeleteItem"))
 	// Storage: runs kept RetentionDays after their day.
 	f.RunsGB = f.TurnsPerDay * (in.RetentionDays + 1) * in.RunItemKB / (1024 * 1024)
 	storageTurn := in.RunItemKB / (1024 * 1024) * price("ddbStorageGBMonth") * (in.RetentionDays + 1) / 30
-	// The runs-by-user index: one write of its projection per run write
-	// that changes it.
-	ix := in.RunsByUserIndex
-	f.IndexWrites["runs "+ix.Name] = f.PeakTurns * ix.WritesPerTurn * math.Max(1, math.Ceil(ix.ItemKB))
-	f.ByUserIndex = ix.WritesPerTurn * math.Max(1, math.Ceil(ix.ItemKB)) * price("ddbWriteUnit")
-	ddbTurn := (runsWU+stateWU)*price("ddbWriteUnit") + readCalls*price("ddbReadUnit") + storageTurn + f.ByUserIndex
+	// The runs-by-user index (GET /v1/me/runs), in the runs table's
+	// writes above: its part, shown apart.
+	f.ByUserIndex = in.IndexWrites["runs "+tablekeys.UserRunsIndex].PerTurn * price("ddbWriteUnit")
+	ddbTurn := (runsWU+stateWU)*price("ddbWriteUnit") + readCalls*price("ddbReadUnit") + storageTurn
 
 	// The busiest single key: a shard of a sharded index, or a slot shard.
 	for name, ws := range f.IndexWrites {

@@ -61,6 +61,19 @@ func TestComputeFollowsTheInputs(t *testing.T) {
 	if want := large.PeakTurns * m.Measured.WriteUnitsPerTurn["commonly-runs"]["index "+tablekeys.OpenIndex]; math.Abs(open-want) > 1e-6 {
 		t.Errorf("open index %g write units/s, want %g", open, want)
 	}
+	// An index given in the inputs (the userRuns index) counts its
+	// writes into the runs table's, once.
+	user := m.In.IndexWrites["runs "+tablekeys.UserRunsIndex].PerTurn
+	if user != 2 || math.Abs(large.IndexWrites["runs "+tablekeys.UserRunsIndex]-large.PeakTurns*user) > 1e-6 {
+		t.Errorf("userRuns index %g write units/s from %g a turn", large.IndexWrites["runs "+tablekeys.UserRunsIndex], user)
+	}
+	runs := 0.0
+	for _, v := range m.Measured.WriteUnitsPerTurn["commonly-runs"] {
+		runs += v
+	}
+	if want := large.PeakTurns * (runs + user - m.Measured.WriteUnitsPerTurn["commonly-runs"]["index "+tablekeys.UserRunsIndex]); math.Abs(large.RunsWrites-want) > 1e-6 {
+		t.Errorf("runs table %g write units/s, want %g", large.RunsWrites, want)
+	}
 	if large.BusiestWrites < open/float64(m.IndexShards)-1e-9 {
 		t.Errorf("busiest key %g below an open shard's %g", large.BusiestWrites, open/float64(m.IndexShards))
 	}
@@ -204,11 +217,14 @@ func TestWatchingAndTheIndexAreCounted(t *testing.T) {
 	if f.Cost["watching"] != f.Watch.Total() || f.Cost["watching"] <= 0 {
 		t.Errorf("watching %g, the watcher %g", f.Cost["watching"], f.Watch.Total())
 	}
-	ix := m.In.RunsByUserIndex
-	if want := ix.WritesPerTurn * math.Max(1, math.Ceil(ix.ItemKB)) * m.In.Prices["ddbWriteUnit"].USD; f.ByUserIndex != want || want <= 0 {
+	// The runs-by-user index's writes are in DynamoDB's cost once.
+	user := m.In.IndexWrites["runs "+tablekeys.UserRunsIndex].PerTurn
+	if want := user * m.In.Prices["ddbWriteUnit"].USD; f.ByUserIndex != want || want <= 0 {
 		t.Errorf("the index a turn %g, want %g", f.ByUserIndex, want)
 	}
-	m.In.RunsByUserIndex.WritesPerTurn = 0
+	x := m.In.IndexWrites["runs "+tablekeys.UserRunsIndex]
+	x.PerTurn = 0
+	m.In.IndexWrites["runs "+tablekeys.UserRunsIndex] = x
 	if g := m.Compute(1e6); math.Abs(f.Cost["DynamoDB"]-g.Cost["DynamoDB"]-f.ByUserIndex) > 1e-15 {
 		t.Errorf("DynamoDB with the index %g, without %g, the index %g", f.Cost["DynamoDB"], g.Cost["DynamoDB"], f.ByUserIndex)
 	}

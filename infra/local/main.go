@@ -53,6 +53,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	getenv, dropTraces := tracesByDefault(getenv)
+	defer dropTraces()
 
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	env := localEnv(getenv)
@@ -86,13 +88,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, out *os
 		return err
 	}
 	gw := &apigatewaylocal.Gateway{Secret: secret, Invoke: st.turn.Handler.HandleHTTP, Events: events, Log: log}
-	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	page, err := withConsole(gw, st, cfg, secret)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: page, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
 
-	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  DynamoDB:   %s (embedded)%s\n  alarm:      %s\n  reaper:     %s\n  dispatch:   %s\n  durable object runtime: %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
-		base, base+api.Path, st.db.URL, tablesLabel(st.tables), st.alarm.label(), st.reaper.label(), dispatchLabel(cfg, st.lambda), do.label(env), modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
+	fmt.Fprintf(out, "Commonly turn runtime, local stack\n  API:        %s\n  OpenAPI:    %s (the API's contract, no token needed)\n  console:    %s\n  DynamoDB:   %s (embedded)%s\n  alarm:      %s\n  reaper:     %s\n  dispatch:   %s\n  durable object runtime: %s\n  model:      %s\n  sandbox:    %s\n  pods:       %s\n  JWT secret: %q (HS256; set LOCAL_JWT_SECRET to change)\n\n",
+		base, base+api.Path, consoleLabel(base, st), st.db.URL, tablesLabel(st.tables), st.alarm.label(), st.reaper.label(), dispatchLabel(cfg, st.lambda), do.label(env), modelLabel(cfg), sandboxLabel(cfg), podsLabel(cfg, pods), secret)
 	if err := demo(ctx, base, secret, cfg, pods, st, out); err != nil {
 		fmt.Fprintln(out, "demo failed:", err)
 	}

@@ -235,11 +235,15 @@ func (d *Dynamo) MarkRedispatched(ctx context.Context, runID string, untilMs int
 // leaseAttrs writes a run's lease into its item (marshalRun).
 func leaseAttrs(r *runs.Run, item map[string]types.AttributeValue) {
 	l := r.Lease
-	for name, v := range map[string]int64{attrLeaseUntil: l.UntilMs, attrStartedMs: l.StartedMs, attrWorkedMs: l.WorkedMs, attrWrittenBy: int64(l.WrittenBy)} {
+	set := func(name string, v int64) {
 		if v != 0 {
 			item[name] = num(v)
 		}
 	}
+	set(attrLeaseUntil, l.UntilMs)
+	set(attrStartedMs, l.StartedMs)
+	set(attrWorkedMs, l.WorkedMs)
+	set(attrWrittenBy, int64(l.WrittenBy))
 	if l.Token != "" {
 		item[attrLeaseToken] = str(l.Token)
 	}

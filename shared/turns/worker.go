@@ -26,6 +26,11 @@ type EngineTurn struct {
 	// error wrapping ErrLeaseLost means another attempt holds the run:
 	// the engine stops at once (its context is cancelled too).
 	Checkpoint func(ctx context.Context, r *runs.Run) error
+	// CommitAnswer records the final answer (Run.FinalMessage) with the
+	// journal's waiting entries before the engine posts it, in one write
+	// that does not rewrite the run whole: from then on a cancel is too
+	// late, and a takeover posts it rather than ask the model again.
+	CommitAnswer func(ctx context.Context, r *runs.Run) error
 	// Events receives what happens in the turn, for the run's event
 	// stream (events.go); never nil from the worker.
 	Events runs.Recorder
@@ -223,6 +228,7 @@ func (w *Worker) run(ctx context.Context, run *runs.Run, resumed *Resumption) (f
 		journal = len(resumed.Entries)
 	}
 	ev := newRunWriter(ctx, run, journal, w.cfg.Events, w.store.CheckpointRun, w.store.GetRun, w.now, log, stop)
+	ev.saveAnswer = w.store.SaveFinalAnswer
 	defer func() {
 		// Every path ends here: a panic in an engine, a cancelled context,
 		// an engine that forgot to finish. The run leaves with a final
@@ -279,7 +285,7 @@ func (w *Worker) run(ctx context.Context, run *runs.Run, resumed *Resumption) (f
 		outcome.Infrastructure = true
 		return
 	}
-	outcome = engine.Run(ctx, EngineTurn{Install: inst, Run: run, Checkpoint: ev.checkpoint, Events: ev, Journal: ev, Resumed: resumed})
+	outcome = engine.Run(ctx, EngineTurn{Install: inst, Run: run, Checkpoint: ev.checkpoint, CommitAnswer: ev.commitAnswer, Events: ev, Journal: ev, Resumed: resumed})
 	log.InfoContext(ctx, "turn finished", "status", run.Status, "errorKind", run.ErrorKind, "costMicros", int64(run.CostMicros), "steps", len(run.Steps))
 	return
 }

@@ -117,6 +117,8 @@ var routeEvents = map[string]string{
 	"POST /v1/runs/{runId}/cancel":            "cancel-run.json",
 	"GET /v1/me/usage":                        "usage.json",
 	"GET /v1/users/{userId}/usage":            "user-usage.json",
+	"GET /v1/me/runs":                         "my-runs.json",
+	"GET /v1/users/{userId}/runs":             "user-runs.json",
 	"GET /v1/openapi.json":                    "get-openapi.json",
 }
 

@@ -38,6 +38,8 @@ var routeTable = []route{
 	{"POST /v1/runs/{runId}/cancel", callers, (*Handler).cancelRun},
 	{"GET /v1/me/usage", callers, (*Handler).usage},
 	{"GET /v1/users/{userId}/usage", service, (*Handler).userUsage},
+	{"GET /v1/me/runs", callers, (*Handler).myRuns},
+	{"GET /v1/users/{userId}/runs", service, (*Handler).userRuns},
 	{"GET " + api.Path, public, (*Handler).openAPIDocument},
 }
 

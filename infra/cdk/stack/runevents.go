@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -37,8 +38,11 @@ func newRunEvents(scope constructs.Construct, s *Settings, d *Data) (*RunEvents,
 		"JWT_ISSUER":   jsii.String(s.JWTIssuer),
 		"JWT_AUDIENCE": jsii.String(strings.Join(s.JWTAudience, ",")),
 		"STREAM_MAX":   jsii.String(""),
+		// Each user's cap on open streams (the function's default when
+		// the stage sets none).
+		"STREAMS_PER_USER": jsii.String(streamsPerUser(s)),
 	}
-	owned := []string{"STATE_TABLE", "RUNS_TABLE", "JWT_ISSUER", "JWT_AUDIENCE"}
+	owned := []string{"STATE_TABLE", "RUNS_TABLE", "JWT_ISSUER", "JWT_AUDIENCE", "STREAMS_PER_USER"}
 	fn, err := newFunction(c, s, functionSpec{
 		id:          EventsFunctionID,
 		dir:         "events",
@@ -63,11 +67,21 @@ func newRunEvents(scope constructs.Construct, s *Settings, d *Data) (*RunEvents,
 			MaxAge:         awscdk.Duration_Hours(jsii.Number(1)),
 		},
 	})
-	// It reads runs, and nothing else.
+	// It reads runs, and keeps each user's cap on open streams: its
+	// slots' partitions (STREAMS#<userId>) only.
 	grantTable(fn.Role, d.Runs, []string{"GetItem"})
+	grantKeys(fn.Role, d.State, []string{"Query", "PutItem", "DeleteItem"}, streamKeys)
 	awscdk.NewCfnOutput(scope, jsii.String("EventsUrl"), &awscdk.CfnOutputProps{
 		Description: jsii.String("The events function URL: GET {EventsUrl}v1/runs/{runId}/events"),
 		Value:       url.Url(),
 	})
 	return &RunEvents{function: fn, URL: url}, nil
+}
+
+// streamsPerUser is the stage's STREAMS_PER_USER, "" for the default.
+func streamsPerUser(s *Settings) string {
+	if s.StreamsPerUser == 0 {
+		return ""
+	}
+	return strconv.Itoa(s.StreamsPerUser)
 }

@@ -119,7 +119,10 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 	grantKeys(fn.Role, d.State, []string{"DeleteItem"}, slotKeys)
 	grantKeys(fn.Role, d.State, []string{"Query"}, slotKeys, journalKeys)
 	grantIndexes(fn.Role, d.State, []string{"Query"}, tablekeys.RunSandboxesIndex)
-	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem"})
+	// The runs table: its items, and a user's runs on the userRuns index
+	// (a page's open runs read in one BatchGetItem).
+	grantTable(fn.Role, d.Runs, []string{"GetItem", "BatchGetItem", "PutItem", "UpdateItem"})
+	grantIndexes(fn.Role, d.Runs, []string{"Query"}, tablekeys.UserRunsIndex)
 	// Invoking itself: in a policy of its own, which the function does
 	// not depend on (the role's default policy would make a cycle).
 	awsiam.NewPolicy(c, jsii.String("SelfInvoke"), &awsiam.PolicyProps{
