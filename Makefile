@@ -18,7 +18,7 @@ LAMBDA_BIN = bin$(if $(filter amd64,$(LAMBDA_GOARCH)),,/$(LAMBDA_GOARCH))
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 FUZZTIME ?= 10s
 
-.PHONY: bench-live run console-deps console-npm report migrate-plans report-deps test deps tools build lint api api-npm unit unit-reference dynamodb-local fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke scale memsize
+.PHONY: bench-live run console-deps console-npm report migrate-plans report-deps test deps tools build lint api api-npm unit unit-reference dynamodb-local fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke scale scale-watch memsize
 
 ## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080, its console at /) and run the demo turn
 run: deps console-deps
@@ -296,6 +296,13 @@ bench-live:
 ## scale: the scale and cost model (bench/scale) from its inputs, the measured figures of make load and cdk.json; rewrites docs/scale.md's table
 scale:
 	$(GO) run ./bench/cmd/scale
+
+## scale-watch: measure what a watched turn's stream costs, for the scale model (rewrites bench/scale/watch.json; a few minutes)
+scale-watch:
+	@mkdir -p bin/memsize
+	$(GO) build -o bin/memsize/turnproc ./bench/cmd/turnproc
+	$(GO) build -o bin/memsize/eventsproc ./bench/cmd/eventsproc
+	$(GO) run ./bench/cmd/turnshapes -rounds 3 -watch bench/scale/watch.json >/dev/null
 
 ## memsize: the functions' wall time and cold start with the CPU each Lambda memory size gets (root, cgroup v1 cpu; docs/benchmarks.md)
 memsize: tools

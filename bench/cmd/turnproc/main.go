@@ -15,6 +15,10 @@
 // benchdriver -tracing-cost). With -export-before-response too, each
 // request exports before it answers instead, as a function without the
 // extension does.
+// With -shapes the native engine also offers the context tool of the
+// turn shapes (bench/internal/shapes), and each -env KEY=VALUE adds to
+// the turn function's environment (the stand-ins' URLs and keys): the
+// turns users send, for make memsize (bench/cmd/turnshapes).
 // With -floor N it serves the benchmark's floor instead of the turn
 // function (bench/internal/floor): each API request makes the script's
 // model calls and N DynamoDB calls with a bare HTTP client, nothing else.
@@ -40,6 +44,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -49,11 +54,13 @@ import (
 	"github.com/commonly/runtime/bench/internal/floor"
 	"github.com/commonly/runtime/bench/internal/procstat"
 	"github.com/commonly/runtime/bench/internal/script"
+	"github.com/commonly/runtime/bench/internal/shapes"
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
 	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/gomaxprocs"
+	"github.com/commonly/runtime/shared/tools"
 	"github.com/commonly/runtime/shared/tracing"
 )
 
@@ -76,6 +83,9 @@ func run() error {
 	otlpURL := flag.String("otlp", "", "trace every turn and export its spans to this OTLP/HTTP traces URL after each response, the next request starting once they are out (the traces extension in Lambda)")
 	exportBefore := flag.Bool("export-before-response", false, "with -otlp, export each request's spans before it answers (a function without the traces extension)")
 	ratio := flag.Float64("trace-ratio", 1, "with -otlp, the share of turns that did not fail whose spans are exported (TRACES_SAMPLE_RATIO; the stack's default is 0.05)")
+	withShapes := flag.Bool("shapes", false, "offer the turn shapes' context tool too (bench/internal/shapes)")
+	env := envFlag{}
+	flag.Var(env, "env", "KEY=VALUE added to the turn function's environment (repeatable)")
 	flag.Parse()
 	if *llmURL == "" {
 		return errors.New("-llm is required")
@@ -109,7 +119,7 @@ func run() error {
 	defer stop()
 
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
-	cfg, err := turnstack.Config(*llmURL, nil)
+	cfg, err := turnstack.Config(*llmURL, env)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
@@ -146,7 +156,11 @@ func run() error {
 			// As the turn function's main wires it (tracing.ForFunction).
 			tracing.InstrumentAWS(&awsCfg)
 		}
-		built, err := turnstack.Build(ctx, cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg, counter.Option()), Log: log, Tracing: tp})
+		deps := app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg, counter.Option()), Log: log, Tracing: tp}
+		if *withShapes {
+			deps.ExtraTools = []tools.Tool{shapes.ContextTool{}}
+		}
+		built, err := turnstack.Build(ctx, cfg, deps)
 		if err != nil {
 			return err
 		}
@@ -194,4 +208,18 @@ func otlpOf(url string) *tracing.OTLP {
 		return nil
 	}
 	return &tracing.OTLP{Endpoint: url}
+}
+
+// envFlag collects -env KEY=VALUE.
+type envFlag map[string]string
+
+func (e envFlag) String() string { return fmt.Sprint(map[string]string(e)) }
+
+func (e envFlag) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q is not KEY=VALUE", v)
+	}
+	e[k] = val
+	return nil
 }

@@ -17,8 +17,6 @@ const (
 	// closes each stream before (STREAM_MAX, 14 min by default, and 5 s
 	// before the deadline), and the client resumes with Last-Event-ID.
 	runEventsTimeoutSeconds = 900
-	// A stream polls one run item: little memory.
-	runEventsMemoryMB = 256
 )
 
 // RunEvents is the events function and its URL: GET
@@ -49,7 +47,6 @@ func newRunEvents(scope constructs.Construct, s *Settings, d *Data) (*RunEvents,
 		id:          EventsFunctionID,
 		dir:         "events",
 		description: "Commonly hosted runtime: a run's events as Server-Sent Events (function URL, RESPONSE_STREAM)",
-		memoryMB:    runEventsMemoryMB,
 		timeout:     awscdk.Duration_Seconds(jsii.Number(runEventsTimeoutSeconds)),
 		env:         env,
 		override:    func() error { return env.override(EventsFunctionID, s.Environment[EventsFunctionID], owned...) },
