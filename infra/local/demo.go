@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -42,7 +41,7 @@ const demoMessage = "Hello! What is the sum of the squares of 1..10?\n\n```pytho
 
 // demo creates the demo install through the API, runs one turn through
 // the API and prints its transcript, usage and cost, and how to call it.
-func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods *backend, st *stack, out *os.File) error {
+func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods *backend, tr trace, out io.Writer) error {
 	now := time.Now()
 	admin, err := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, now)
 	if err != nil {
@@ -79,7 +78,7 @@ func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods 
 		}
 		if status, body, err = call(ctx, http.MethodGet, base+"/v1/runs/"+run.RunID, user, nil, ""); err == nil && status == http.StatusOK && json.Unmarshal(body, &run) == nil {
 			printRun(out, &run)
-			printTrace(ctx, out, st, &run)
+			printTrace(ctx, out, tr, &run)
 		}
 	}
 	if pods != nil {

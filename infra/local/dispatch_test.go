@@ -19,7 +19,7 @@ import (
 // the same stack answers 200 with the finished run.
 func TestLocalStackDispatchesAsynchronously(t *testing.T) {
 	s := startLocal(t, nil)
-	if out := s.Output(); !strings.Contains(out, "dispatch:   lambda: asynchronous Invoke") {
+	if out := s.Output(); !strings.Contains(out, "dispatch  each turn an asynchronous Invoke") {
 		t.Errorf("the banner does not say how turns are dispatched:\n%s", out)
 	}
 	ctx := context.Background()

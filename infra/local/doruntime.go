@@ -72,11 +72,11 @@ func (d *doRuntime) close() {
 	}
 }
 
-// label is the start banner's line.
+// label is the start banner's line (and its second).
 func (d *doRuntime) label(env map[string]string) string {
 	if d.url == "" {
 		return env["DO_RUNTIME_URL"] + " (DO_RUNTIME_URL)"
 	}
-	return fmt.Sprintf("local stand-in at %s on the fallback engine's wire (no DO_RUNTIME_URL): answers with usage and posts to the pod; a message with %s fails (502), with %s answers after %s",
-		d.url, doFail, doSlow, doSlowDelay)
+	return fmt.Sprintf("durable object runtime: local stand-in at %s (no DO_RUNTIME_URL),\n"+
+		"            with usage, posting to the pod; %s fails (502), %s answers after %s", d.url, doFail, doSlow, doSlowDelay)
 }

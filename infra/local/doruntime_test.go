@@ -22,7 +22,7 @@ func TestLocalStackServesBothEngines(t *testing.T) {
 	s := startLocal(t, nil)
 	out := s.Output()
 	for _, want := range []string{
-		`durable object runtime: local stand-in at http://127\.0\.0\.1:\d+`,
+		`DO +durable object runtime: local stand-in at http://127\.0\.0\.1:\d+`,
 		`in-progress +engine native, engineInEffect native -> turn on native: succeeded`,
 		`done +engine native, engineInEffect durable-object -> turn on durable-object: succeeded, \d+ tokens, \$0\.0000[1-9]`,
 		`rolled-back +engine native, engineInEffect native -> turn on native: succeeded`,

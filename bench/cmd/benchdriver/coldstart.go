@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/bench/internal/turnstack"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/rie"
+	"github.com/commonly/runtime/infra/localstack"
 )
 
 // cold is the bootstrap's size and cold starts.
@@ -45,17 +45,17 @@ func coldStarts(ctx context.Context, o options) (cold, error) {
 	if err != nil {
 		return cold{}, err
 	}
-	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
+	st, err := localstack.Start(ctx, localstack.Config{Env: turnstack.Env(nil)})
 	if err != nil {
 		return cold{}, err
 	}
-	defer db.Close()
+	defer st.Close()
 	home, err := os.MkdirTemp("", "bench-cold-")
 	if err != nil {
 		return cold{}, err
 	}
 	defer os.RemoveAll(home)
-	env := coldEnv(home, db.AWSEnv())
+	env := coldEnv(home, st.Endpoints())
 	for i := range o.coldStarts {
 		ms, err := rieColdStart(ctx, o.rie, o.bootstrap, env, event)
 		if err != nil {
@@ -229,7 +229,7 @@ func round(v []float64) []string {
 }
 
 // coldEnv is the turn function's environment for the cold starts: the
-// local stack's tables on the embedded DynamoDB, inline dispatch, and the
+// local stack's tables on its stand-ins, inline dispatch, and the
 // offline model and local sandbox named explicitly, as the function
 // refuses to start without a model and a sandbox (the usage event it
 // serves uses neither).

@@ -129,6 +129,15 @@ func (r *runner) attempt(inv Invocation) (err error) {
 	return r.cfg.Run(ctx, inv.Payload)
 }
 
+// Wait blocks until no invocation runs or waits for a retry: those
+// started by the ones running (a dispatch a turn makes) included, since
+// an invocation is accepted before the one that made it returns.
+func (s *Server) Wait() {
+	if s.runner != nil {
+		s.runner.wg.Wait()
+	}
+}
+
 // close refuses new invocations, cancels the running ones and waits.
 func (r *runner) close() {
 	r.mu.Lock()

@@ -1,4 +1,4 @@
-package turnstack
+package localstack
 
 import (
 	"context"
@@ -12,8 +12,6 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
-
-	"github.com/commonly/runtime/bench/internal/procstat"
 )
 
 // Counter counts the DynamoDB API calls made through a client, by
@@ -125,10 +123,4 @@ func trimFloat(f float64) string {
 		return "0"
 	}
 	return s
-}
-
-// Stats is what the turn process reports at GET /stats.
-type Stats struct {
-	DynamoDB Calls          `json:"dynamodb"`
-	Proc     procstat.Usage `json:"proc"`
 }
