@@ -18,7 +18,7 @@ import (
 
 // banner prints what the stack started, the API's URL first, each line
 // within 100 columns.
-func banner(ctx context.Context, out io.Writer, st *localstack.Stack, do *doRuntime, pods *backend, events *eventsFile, secret []byte) error {
+func banner(ctx context.Context, out io.Writer, st *localstack.Stack, do *doRuntime, events *eventsFile, secret []byte) error {
 	tables, err := st.DB.Describe(ctx, st.Tables.State, st.Tables.Runs)
 	if err != nil {
 		return err
@@ -53,7 +53,7 @@ func banner(ctx context.Context, out io.Writer, st *localstack.Stack, do *doRunt
 	line("DO", "%s", do.label(st.Env))
 	line("model", "%s", modelLabel(cfg))
 	line("sandbox", "%s", sandboxLabel(cfg))
-	line("pods", "%s", podsLabel(cfg, pods))
+	line("pods", "%s", podsLabel(cfg, st.Pods))
 	line("JWT", "secret %q (HS256; LOCAL_JWT_SECRET changes it)", secret)
 	fmt.Fprintln(out)
 	return nil
@@ -82,7 +82,7 @@ func sandboxLabel(cfg app.Config) string {
 	return "local bubblewrap (no E2B_API_KEY): no network, no environment, read-only root"
 }
 
-func podsLabel(cfg app.Config, pods *backend) string {
+func podsLabel(cfg app.Config, pods *localstack.Pods) string {
 	if pods != nil {
 		return "local pod backend and broker at " + cfg.CommonlyAPIURL
 	}

@@ -35,20 +35,13 @@ func TestClientExampleAgainstTheLocalStack(t *testing.T) {
 		t.Skip("no node")
 	}
 	ctx := context.Background()
-	pods := newBackend()
-	podsURL, podsSrv, err := pods.serve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer podsSrv.Close()
 	env := localEnv(func(string) string { return "" })
-	env["COMMONLY_API_URL"], env["BROKER_URL"], env["BROKER_TOKEN"] = podsURL, podsURL, pods.serviceToken
 	secret := []byte("client-example-secret")
 	// What the client sends and gets is checked against the document too;
 	// the events route's first connection is cut after three events: the
 	// client must resume with Last-Event-ID.
 	var cut *cutOnce
-	st, err := localstack.Start(ctx, localstack.Config{Env: env, Functions: []localstack.Function{localstack.Turn, localstack.Events}, JWTSecret: secret,
+	st, err := localstack.Start(ctx, localstack.Config{Env: env, Pods: localstack.NewPods(), Functions: []localstack.Function{localstack.Turn, localstack.Events}, JWTSecret: secret,
 		Faults: localstack.Faults{
 			API: func(next localstack.APIHandler) localstack.APIHandler {
 				return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/tools/pod"
@@ -41,7 +42,7 @@ const demoMessage = "Hello! What is the sum of the squares of 1..10?\n\n```pytho
 
 // demo creates the demo install through the API, runs one turn through
 // the API and prints its transcript, usage and cost, and how to call it.
-func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods *backend, tr trace, out io.Writer) error {
+func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods *localstack.Pods, tr trace, out io.Writer) error {
 	now := time.Now()
 	admin, err := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, now)
 	if err != nil {
@@ -83,7 +84,7 @@ func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods 
 	}
 	if pods != nil {
 		fmt.Fprintln(out, "\n  pod demo-pod now reads:")
-		for _, m := range pods.podMessages("demo-pod") {
+		for _, m := range pods.Messages("demo-pod") {
 			fmt.Fprintln(out, indent(m.Author+": "+m.Content, "    | "))
 		}
 	}

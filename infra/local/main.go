@@ -77,11 +77,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	defer logs.release()
 	log := slog.New(logs)
 	env := localEnv(getenv)
-	pods, stopPods, err := startPods(env)
-	if err != nil {
-		return err
-	}
-	defer stopPods()
+	// The local pod backend and broker, unless real ones are named.
+	pods := localstack.NewPods()
+	pods.Add("demo-pod", "alice", "Can someone check the sum of the squares of 1 to 10 for the worksheet?")
 	do, err := startDORuntime(env, pods)
 	if err != nil {
 		return err
@@ -109,7 +107,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	// A line for each request served, once the demo's are done.
 	access := &gatedWriter{w: &prefixLines{w: out, prefix: "  "}}
 	st, err := localstack.Start(ctx, localstack.Config{
-		Env: env, Functions: localstack.All,
+		Env: env, Functions: localstack.All, Pods: pods,
 		DynamoDB:    dynamodblocal.Config{Addr: envOr(getenv, "LOCAL_DYNAMODB_ADDR", "127.0.0.1:0")},
 		EventBridge: eventbridgelocal.Config{EventsFile: events.path, Out: &prefixLines{w: out, prefix: "  EventBridge <- "}},
 		Log:         log, Tracing: traces,
@@ -121,12 +119,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	}
 	defer st.Close()
 
-	if err := banner(ctx, out, st, do, pods, events, secret); err != nil {
+	if err := banner(ctx, out, st, do, events, secret); err != nil {
 		return err
 	}
 	logs.release()
 	base := st.APIURL
-	if err := demo(ctx, base, secret, st.TurnConfig, pods, trace{traces, tcfg.File}, out); err != nil {
+	if err := demo(ctx, base, secret, st.TurnConfig, st.Pods, trace{traces, tcfg.File}, out); err != nil {
 		fmt.Fprintln(out, "demo failed:", err)
 	}
 	fmt.Fprintf(out, "\nThe usage and cost report of this stack (docs/report.md), from another shell:\n  %s\n", reportCommand(st.Tables.State, dynamodblocal.AWSEnv(st.DynamoDBURL)))
@@ -135,22 +133,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	<-ctx.Done()
 	fmt.Fprintln(out, "stopped")
 	return nil
-}
-
-// startPods starts the local pod backend and broker when no real ones
-// are configured, and points env at it; pods is nil otherwise.
-func startPods(env map[string]string) (pods *backend, stop func(), err error) {
-	if env["COMMONLY_API_URL"] != "" || env["BROKER_URL"] != "" {
-		return nil, func() {}, nil
-	}
-	pods = newBackend()
-	url, srv, err := pods.serve()
-	if err != nil {
-		return nil, nil, fmt.Errorf("local pod backend: %w", err)
-	}
-	env["COMMONLY_API_URL"], env["BROKER_URL"], env["BROKER_TOKEN"] = url, url, pods.serviceToken
-	pods.add("demo-pod", "alice", "Can someone check the sum of the squares of 1 to 10 for the worksheet?")
-	return pods, func() { _ = srv.Close() }, nil
 }
 
 // localEnv is the process environment with the local stack's defaults

@@ -1,6 +1,7 @@
 package localstack
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,8 +76,11 @@ func (b *Bootstrap) Invoke(ctx context.Context, payload []byte) ([]byte, error) 
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	body, err := b.emu.Invoke(ctx, payload)
-	if err != nil {
-		return body, err
+	// The emulator answers a function's error with 200 and a crash
+	// (Runtime.ExitError) with 502, each with the error document, and a
+	// timeout with 200 and a line of text (Lambda: Sandbox.Timedout).
+	if bytes.HasPrefix(body, []byte("Task timed out")) {
+		return body, &FunctionError{Type: "Sandbox.Timedout", Message: string(body)}
 	}
 	var doc struct {
 		Type    string `json:"errorType"`
@@ -85,7 +89,7 @@ func (b *Bootstrap) Invoke(ctx context.Context, payload []byte) ([]byte, error) 
 	if json.Unmarshal(body, &doc) == nil && doc.Type != "" {
 		return body, &FunctionError{Type: doc.Type, Message: doc.Message}
 	}
-	return body, nil
+	return body, err
 }
 
 // Kill ends the function's process with SIGKILL, as Lambda loses an

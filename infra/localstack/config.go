@@ -67,6 +67,10 @@ type Config struct {
 	// Secrets, when set, are served by the Secrets Manager stand-in (ARN
 	// → value) for the bootstraps' *_SECRET_ARN reads.
 	Secrets map[string]string
+	// Pods, when set and neither COMMONLY_API_URL nor BROKER_URL is, is
+	// served as the pod backend and the credential broker the turns reach
+	// (Stack.Pods).
+	Pods *Pods
 	// Model, when set, is served on loopback as the model the turns call:
 	// LLM_BASE_URL (a scripted LiteLLM, the benchmarks' script).
 	Model http.Handler

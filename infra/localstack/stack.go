@@ -52,6 +52,8 @@ type Stack struct {
 	// of its own and retried as Lambda retries one.
 	Lambda  *lambdalocal.Server
 	Secrets *secretsmanagerlocal.Server // nil without Config.Secrets
+	// Pods is Config.Pods when the stack serves it; nil otherwise.
+	Pods *Pods
 	// ModelURL is where Config.Model is served ("" without one).
 	ModelURL string
 	// APIURL is the API's base URL, with the turn function in process.
@@ -76,6 +78,7 @@ type Stack struct {
 	aws    aws.Config
 	api    *http.Server
 	model  *http.Server
+	pods   *http.Server
 	worker *bootstrap // Config.Worker, or the turn's bootstrap in make invoke
 
 	mu          sync.Mutex
@@ -134,6 +137,14 @@ func (st *Stack) startStandIns(ctx context.Context) error {
 		}
 		st.Env["LLM_BASE_URL"] = st.ModelURL
 	}
+	if cfg.Pods != nil && st.Env["COMMONLY_API_URL"] == "" && st.Env["BROKER_URL"] == "" {
+		url, srv, err := cfg.Pods.Serve()
+		if err != nil {
+			return fmt.Errorf("local pod backend: %w", err)
+		}
+		st.Pods, st.pods = cfg.Pods, srv
+		st.Env["COMMONLY_API_URL"], st.Env["BROKER_URL"], st.Env["BROKER_TOKEN"] = url, url, cfg.Pods.ServiceToken
+	}
 	if st.DynamoDBURL = cfg.DynamoDBURL; st.DynamoDBURL == "" {
 		dcfg := cfg.DynamoDB
 		if dcfg.Log == nil {
@@ -163,7 +174,7 @@ func (st *Stack) startStandIns(ctx context.Context) error {
 		}
 	}
 	name := st.Env["AWS_LAMBDA_FUNCTION_NAME"]
-	if st.Lambda, err = lambdalocal.StartRunning(lambdalocal.RunConfig{
+	if st.Lambda, err = lambdalocal.Start(lambdalocal.RunConfig{
 		Run: st.invokeAsync, Retries: cfg.Retries, RetryDelay: cfg.RetryDelay, Log: cfg.Log,
 	}, name, "arn:aws:lambda:"+dynamodblocal.Region+":"+Account+":function:"+name); err != nil {
 		return err
@@ -232,7 +243,7 @@ func (st *Stack) Close() {
 	if st.Lambda != nil {
 		_ = st.Lambda.Close()
 	}
-	for _, s := range []*http.Server{st.api, st.model} {
+	for _, s := range []*http.Server{st.api, st.model, st.pods} {
 		if s != nil {
 			shutdown(s)
 		}

@@ -137,8 +137,10 @@ func children(pid int) ([]int, error) {
 // Output is what the emulator and the function wrote so far.
 func (e *Emulator) Output() string { return e.out.String() }
 
-// Close stops the emulator and the function.
+// Close stops the function, then the emulator: the function first, so
+// that it never sees its Runtime API go away (aws-lambda-go says so).
 func (e *Emulator) Close() error {
+	_ = e.KillFunction()
 	err := syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
 	var exit *exec.ExitError
 	if werr := e.cmd.Wait(); werr != nil && !errors.As(werr, &exit) {
