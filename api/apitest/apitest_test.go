@@ -43,7 +43,7 @@ const (
 	accepted  = `{"engine":"native","runId":"run_1","status":"queued"}`
 	failedRun = `{"runId":"run_1","installId":"i","userId":"user-1","podId":"p","agentName":"a","instanceId":"i","engine":"native","trigger":"user","message":"hi","day":"2026-12-02",` +
 		`"status":"failed","errorKind":"sandbox_error","errorMessage":"sandbox lost","createdAt":"2026-12-02T12:00:00Z","completedAt":"2026-12-02T12:00:01Z",` +
-		`"steps":[],"tokens":{"prompt":0,"cachedPrompt":0,"completion":0,"total":0},"costMicros":0,"cost":{"modelMicros":0,"sandboxMicros":0,"searchMicros":0},"refunded":true}`
+		`"steps":[],"tokens":{"prompt":0,"cachedPrompt":0,"completion":0,"total":0},"costMicros":0,"cost":{"modelMicros":0,"sandboxMicros":0,"searchMicros":0},"attempts":0,"refunded":true}`
 )
 
 var (

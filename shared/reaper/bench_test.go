@@ -79,7 +79,7 @@ func benchSweep(b *testing.B, sandboxes, expired, open int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		admitted := t0.Add(-turns.InterruptAfter - time.Minute)
+		admitted := t0.Add(-turns.RunMaxLife - time.Minute)
 		for j := range open {
 			id := fmt.Sprintf("run-%d", j)
 			r := &runs.Run{RunID: id, InstallID: "inst-1", UserID: fmt.Sprintf("user-%d", j%50), Engine: "native", Message: "hi",
@@ -94,7 +94,7 @@ func benchSweep(b *testing.B, sandboxes, expired, open int) {
 			step := runs.Step{Model: "deepseek-v4-flash", PromptTokens: 1800, CompletionTokens: 240, CostMicros: 1200, Estimated: j%2 == 1}
 			claimed.Steps = append(claimed.Steps, step)
 			claimed.AddCost(runs.Cost{ModelMicros: step.CostMicros})
-			if err := st.CheckpointRun(ctx, claimed); err != nil {
+			if err := st.CheckpointRun(ctx, claimed, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -88,7 +88,7 @@ type Registry interface {
 // Runs closes abandoned runs (turns.Reclaimer).
 type Runs interface {
 	// Abandoned lists the open runs of one shard past
-	// turns.InterruptAfter, oldest first; with an error, the runs listed
+	// turns.RunMaxLife, oldest first; with an error, the runs listed
 	// before it.
 	Abandoned(ctx context.Context, shard, limit int) ([]turns.OpenRun, error)
 	// Shards is how many shards the open-runs index has (0 to n-1).

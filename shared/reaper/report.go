@@ -32,7 +32,7 @@ type Report struct {
 	// live index, the local provider, the open runs) read and failed; a
 	// source read in part is both.
 	SourcesRead, SourceFailures int
-	// RunsAbandoned were listed open past turns.InterruptAfter;
+	// RunsAbandoned were listed open past turns.RunMaxLife;
 	// RunsInterrupted were closed by this sweep (RunsRefunded of them
 	// refunded, InterruptedCostMicros their cost, which the ledger counts
 	// from the runs stream), RunsAlreadyClosed were closed by someone else

@@ -103,7 +103,7 @@ func TestRunsClosedAndTheirSandboxesKilled(t *testing.T) {
 // died mid-turn, each with a code sandbox created through the E2B client
 // and recorded as the run-code tool does; one had model output (paid for
 // and counted), the other's only call never answered (refunded). One
-// sweep past turns.InterruptAfter closes both interrupted through the
+// sweep past turns.RunMaxLife closes both interrupted through the
 // Reclaimer, kills the sandbox still running (its timeout extended by
 // mistake) and finds the other gone with E2B's own timeout; the alarm
 // function's ledger, fed by the runs stream, counts both costs on the
@@ -138,7 +138,7 @@ func TestAbandonedRunIsClosedRefundedAndItsSandboxKilled(t *testing.T) {
 		r.record(t, sb.SandboxID, id, now)
 		run.Steps = append(run.Steps, step)
 		run.AddCost(runs.Cost{ModelMicros: step.CostMicros, SandboxMicros: 300})
-		if err := r.st.CheckpointRun(ctx, run); err != nil {
+		if err := r.st.CheckpointRun(ctx, run, nil); err != nil {
 			t.Fatal(err)
 		}
 		return run, sb.SandboxID
@@ -150,7 +150,7 @@ func TestAbandonedRunIsClosedRefundedAndItsSandboxKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r.clock.Advance(turns.InterruptAfter + time.Second)
+	r.clock.Advance(turns.RunMaxLife + time.Second)
 	rep, err := r.reaper(t, reaper.Config{Runs: rc}).Sweep(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -64,7 +64,7 @@ func TestSweepReadsEveryShardToItsOwnBound(t *testing.T) {
 	for _, id := range sandboxIDs {
 		r.record(t, id, "run-elsewhere", expiredAt.Add(-time.Minute))
 	}
-	r.clock.Advance(turns.InterruptAfter + time.Second)
+	r.clock.Advance(turns.RunMaxLife + time.Second)
 
 	rp := r.reaper(t, reaper.Config{Runs: rc, RunLimit: 1, RecordLimit: 1, RunConcurrency: 8})
 	for sweep, want := range []int{n, n, 0} {

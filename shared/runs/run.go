@@ -130,6 +130,19 @@ type Run struct {
 
 	IdempotencyKey string `json:"-" dynamodbav:"idempotencyKey,omitempty"`
 	RequestHash    string `json:"-" dynamodbav:"requestHash,omitempty"`
+
+	// Attempts is how many workers have held the run: 1 once claimed, one
+	// more for each worker that took it over after its holder stopped
+	// (lease.go). LostAttempts are the attempts whose worker stopped
+	// mid-turn, with what each may have cost beyond what it recorded.
+	Attempts     int           `json:"attempts" dynamodbav:"attempt,omitempty"`
+	LostAttempts []LostAttempt `json:"lostAttempts,omitempty" dynamodbav:"lostAttempts,omitempty"`
+	// MaxAttempts caps Attempts (TURN_MAX_ATTEMPTS when the run was
+	// admitted): a run whose worker stops past it ends interrupted.
+	MaxAttempts int `json:"-" dynamodbav:"maxAttempts,omitempty"`
+	// Lease is the current attempt's hold on the run (lease.go); the store
+	// keeps its parts as attributes of their own, for conditions.
+	Lease Lease `json:"-" dynamodbav:"-"`
 }
 
 // Tokens are the run's totals over all model calls.
@@ -149,11 +162,17 @@ func (t *Tokens) Add(prompt, cached, completion int64) {
 }
 
 // Cost is the run's price broken down by what was paid for. CostMicros on
-// the run is always Model+Sandbox+Search.
+// the run is always Model+Sandbox+Search+Lost.
 type Cost struct {
 	ModelMicros   money.Micros `json:"modelMicros" dynamodbav:"modelMicros"`
 	SandboxMicros money.Micros `json:"sandboxMicros" dynamodbav:"sandboxMicros"`
 	SearchMicros  money.Micros `json:"searchMicros" dynamodbav:"searchMicros"`
+	// LostMicros is what attempts whose worker stopped may have been
+	// billed beyond what they recorded: the model call in flight (its
+	// prompt and the output it was allowed) and the sandbox's life after
+	// its last recorded run. An estimate, never below what the providers
+	// can have billed (LostAttempt).
+	LostMicros money.Micros `json:"lostMicros,omitempty" dynamodbav:"lostMicros,omitempty"`
 	// InputMicros, CachedInputMicros and OutputMicros split ModelMicros
 	// by what the model was paid for: prompt tokens at the cache-miss
 	// rate, at the cache-hit rate, and completion tokens. Their sum is
@@ -166,7 +185,9 @@ type Cost struct {
 }
 
 // Total is the sum of the parts.
-func (c Cost) Total() money.Micros { return c.ModelMicros + c.SandboxMicros + c.SearchMicros }
+func (c Cost) Total() money.Micros {
+	return c.ModelMicros + c.SandboxMicros + c.SearchMicros + c.LostMicros
+}
 
 // AddCost adds c's parts to the run's cost and sets CostMicros to their
 // total: the one place CostMicros is computed. c.PriceVersion is not
@@ -175,6 +196,7 @@ func (r *Run) AddCost(c Cost) {
 	r.Cost.ModelMicros += c.ModelMicros
 	r.Cost.SandboxMicros += c.SandboxMicros
 	r.Cost.SearchMicros += c.SearchMicros
+	r.Cost.LostMicros += c.LostMicros
 	r.Cost.InputMicros += c.InputMicros
 	r.Cost.CachedInputMicros += c.CachedInputMicros
 	r.Cost.OutputMicros += c.OutputMicros

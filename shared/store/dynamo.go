@@ -196,6 +196,8 @@ func (d *Dynamo) marshalRun(r *runs.Run) (map[string]types.AttributeValue, error
 	}
 	item[tablekeys.TTL] = num(tablekeys.ExpiresAfterDay(r.CreatedAt))
 	if !r.Status.Final() {
+		// A final run is held by nobody: its lease goes with the index.
+		leaseAttrs(r, item)
 		shard := tablekeys.Shard(r.RunID, d.shards)
 		item[tablekeys.OpenPK], item[tablekeys.OpenSK] = str(tablekeys.OpenPartition(shard)), str(tablekeys.OpenSort(r.CreatedAt))
 	}

@@ -75,7 +75,8 @@ func (d *Dynamo) RunSandboxes(ctx context.Context, runID string) ([]turns.Sandbo
 	}
 	var refs []turns.SandboxRef
 	err := d.queryPages(ctx, in, 0, 0, func(item map[string]types.AttributeValue) error {
-		refs = append(refs, turns.SandboxRef{Provider: strAttr(item, "provider"), SandboxID: strAttr(item, tablekeys.SandboxID)})
+		created, _ := time.Parse(time.RFC3339Nano, strAttr(item, "createdAt"))
+		refs = append(refs, turns.SandboxRef{Provider: strAttr(item, "provider"), SandboxID: strAttr(item, tablekeys.SandboxID), CreatedAt: created})
 		return nil
 	})
 	if err != nil {

@@ -137,7 +137,7 @@ func TestOpenIndexHoldsOnlyOpenRuns(t *testing.T) {
 	}
 	r2.Steps = append(r2.Steps, runs.Step{Model: "m", CompletionTokens: 5, CostMicros: 70})
 	r2.AddCost(runs.Cost{ModelMicros: 70})
-	if err := s.CheckpointRun(ctx, r2); err != nil {
+	if err := s.CheckpointRun(ctx, r2, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := indexedIDs(t, db, n); !slices.Equal(got, []string{"r1", "r2", "r3"}) {
@@ -277,7 +277,7 @@ func TestRunSandboxes(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.SortFunc(got, func(a, b turns.SandboxRef) int { return cmp.Compare(a.SandboxID, b.SandboxID) })
-	if want := []turns.SandboxRef{{Provider: "e2b", SandboxID: "sbx-a"}, {Provider: "local", SandboxID: "sbx-b"}}; !slices.Equal(got, want) {
+	if want := []turns.SandboxRef{{Provider: "e2b", SandboxID: "sbx-a", CreatedAt: t0}, {Provider: "local", SandboxID: "sbx-b", CreatedAt: t0}}; !slices.Equal(got, want) {
 		t.Fatalf("sandboxes of r1 = %v, want %v", got, want)
 	}
 	if q := db.count(); q != 1 {

@@ -33,10 +33,11 @@ func usageOf(t *testing.T, s *store.Dynamo, user string) turns.Usage {
 func finish(t *testing.T, s *store.Dynamo, r *runs.Run, cost money.Micros, refund bool) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := s.ClaimRun(ctx, r.RunID, now); err != nil {
+	claimed, err := s.ClaimRun(ctx, r.RunID, now)
+	if err != nil {
 		t.Fatal(err)
 	}
-	r.Status = runs.StatusRunning
+	r.Status, r.Attempts = runs.StatusRunning, claimed.Attempts
 	r.AddCost(runs.Cost{ModelMicros: cost})
 	r.End(runs.StatusSucceeded, "", "", now)
 	if err := s.FinishRun(ctx, r, refund); err != nil {
@@ -202,9 +203,11 @@ func TestAbandonedChargeIsCommitted(t *testing.T) {
 	if res, err := s.Admit(ctx, capped(r, 10_000, 400, 100)); err != nil || !res.Admitted {
 		t.Fatal(res, err)
 	}
-	if _, err := s.ClaimRun(ctx, "r1", now); err != nil {
+	claimed, err := s.ClaimRun(ctx, "r1", now)
+	if err != nil {
 		t.Fatal(err)
 	}
+	r.Attempts = claimed.Attempts
 	r.AddCost(runs.Cost{ModelMicros: 50})
 	r.CapChargedMicros = r.ReservedMicros
 	r.End(runs.StatusInterrupted, runs.ErrInterrupted, "gone", now.Add(time.Minute))

@@ -19,21 +19,24 @@ const attrEvents = "events"
 
 // SaveRunEvents replaces a running run's events (the attribute its
 // checkpoints and final write also carry) with a longer prefix of the
-// same sequence. Only while the run is running: once final, its events
-// are the final write's.
-func (d *Dynamo) SaveRunEvents(ctx context.Context, runID string, events []runs.StoredEvent) error {
+// same sequence and renews its lease, only while attempt holds it:
+// ErrLeaseLost once another attempt took it over, ErrAlreadyFinal once
+// it is final (its events are then the final write's).
+func (d *Dynamo) SaveRunEvents(ctx context.Context, runID string, attempt int, l runs.Lease, events []runs.StoredEvent) error {
+	names := heldNames(map[string]string{"#e": attrEvents})
+	values := heldValues(attempt, map[string]types.AttributeValue{":e": str(runs.EncodeEvents(events))})
+	set := leaseUpdate(l, attempt, names, values)
 	_, err := d.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(d.tables.Runs),
-		Key:                      runKey(runID),
-		UpdateExpression:         aws.String("SET #e = :e"),
-		ConditionExpression:      aws.String("#s = :running"),
-		ExpressionAttributeNames: map[string]string{"#e": attrEvents, "#s": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":e": str(runs.EncodeEvents(events)), ":running": str(string(runs.StatusRunning)),
-		},
+		TableName:                           aws.String(d.tables.Runs),
+		Key:                                 runKey(runID),
+		UpdateExpression:                    aws.String("SET #e = :e, " + set),
+		ConditionExpression:                 aws.String(heldBy),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if _, ok := isConditionFailed(err); ok {
-		return fmt.Errorf("save events of %s: %w", runID, turns.ErrAlreadyFinal)
+	if ccf, ok := isConditionFailed(err); ok {
+		return d.refused(ctx, runID, attempt, ccf.Item, "save the events of")
 	}
 	if err != nil {
 		return fmt.Errorf("save events of run %s: %w", runID, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -36,6 +35,7 @@ func decodeRun(runID string, item map[string]types.AttributeValue) (*runs.Run, e
 	if r.Steps == nil {
 		r.Steps = []runs.Step{}
 	}
+	r.Lease = decodeLease(item)
 	if v, ok := item[attrEvents].(*types.AttributeValueMemberS); ok {
 		evs, err := runs.DecodeEvents(v.Value)
 		if err != nil {
@@ -46,68 +46,53 @@ func decodeRun(runID string, item map[string]types.AttributeValue) (*runs.Run, e
 	return &r, nil
 }
 
-// ClaimRun moves a queued run to running, so that a retried dispatch
-// never runs a turn twice, and only within turns.ClaimWindow of its
-// admission, so that no turn starts once the reaper may close its run
-// (turns.InterruptAfter). A run admitted before the open index existed
-// (no openSince) is claimed whatever its age.
-func (d *Dynamo) ClaimRun(ctx context.Context, runID string, at time.Time) (*runs.Run, error) {
-	out, err := d.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(d.tables.Runs),
-		Key:                      runKey(runID),
-		UpdateExpression:         aws.String("SET #s = :running, #at = :at"),
-		ConditionExpression:      aws.String("#s = :queued AND (attribute_not_exists(#since) OR #since >= :oldest)"),
-		ExpressionAttributeNames: map[string]string{"#s": "status", "#at": "startedAt", "#since": tablekeys.OpenSK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":running": str(string(runs.StatusRunning)), ":queued": str(string(runs.StatusQueued)), ":at": encodeTime(at),
-			":oldest": str(tablekeys.OpenSort(at.Add(-turns.ClaimWindow))),
-		},
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if ccf, ok := isConditionFailed(err); ok {
-		// The current run, as the server returned it or else read.
-		var cur *runs.Run
-		var cerr error
-		if len(ccf.Item) == 0 {
-			cur, cerr = d.GetRun(ctx, runID)
-		} else {
-			cur, cerr = decodeRun(runID, ccf.Item)
-		}
-		if cerr != nil {
-			return nil, cerr
-		}
-		return cur, fmt.Errorf("claim %s (status %s): %w", runID, cur.Status, turns.ErrNotClaimable)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("claim run %s: %w", runID, err)
-	}
-	return decodeRun(runID, out.Attributes)
-}
-
-// CheckpointRun saves a running run whole, only while it is running.
-func (d *Dynamo) CheckpointRun(ctx context.Context, r *runs.Run) error {
+// CheckpointRun saves a running run whole, with the journal entries
+// appended since its last write, in one write, only while the run's
+// attempt (r.Attempts) holds it: ErrLeaseLost once another attempt took
+// it over, ErrAlreadyFinal once it is final. It renews the lease (the
+// run's Lease, as its writer stamped it). Without entries it is one
+// PutItem; with them, one transaction.
+func (d *Dynamo) CheckpointRun(ctx context.Context, r *runs.Run, journal []turns.JournalEntry) error {
 	item, err := d.marshalRun(r)
 	if err != nil {
 		return err
 	}
-	_, err = d.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(d.tables.Runs),
-		Item:                      item,
-		ConditionExpression:       aws.String("#s = :running"),
-		ExpressionAttributeNames:  map[string]string{"#s": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":running": str(string(runs.StatusRunning))},
-	})
-	if _, ok := isConditionFailed(err); ok {
-		return fmt.Errorf("checkpoint %s: %w", r.RunID, turns.ErrAlreadyFinal)
+	names, values := heldNames(map[string]string{}), heldValues(r.Attempts, map[string]types.AttributeValue{})
+	if len(journal) == 0 {
+		_, err = d.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: aws.String(d.tables.Runs), Item: item, ConditionExpression: aws.String(heldBy),
+			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		if ccf, ok := isConditionFailed(err); ok {
+			return d.refused(ctx, r.RunID, r.Attempts, ccf.Item, "checkpoint")
+		}
+		if err != nil {
+			return fmt.Errorf("checkpoint run %s: %w", r.RunID, err)
+		}
+		return nil
+	}
+	items := []types.TransactWriteItem{{Put: &types.Put{
+		TableName: aws.String(d.tables.Runs), Item: item, ConditionExpression: aws.String(heldBy),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}}
+	entries, err := d.journalPuts(r, journal)
+	if err != nil {
+		return err
+	}
+	err = d.transact(ctx, append(items, entries...))
+	if tce, ok := errors.AsType[*types.TransactionCanceledException](err); ok && failedCondition(tce.CancellationReasons, 0) {
+		return d.refused(ctx, r.RunID, r.Attempts, tce.CancellationReasons[0].Item, "checkpoint")
 	}
 	if err != nil {
-		return fmt.Errorf("checkpoint run %s: %w", r.RunID, err)
+		return fmt.Errorf("checkpoint run %s with %d journal entries: %w", r.RunID, len(journal), err)
 	}
 	return nil
 }
 
-// FinishRun writes the final run, only while it is not final yet, and
+// FinishRun writes the final run, only while it is open under the
+// attempt r carries (r.Attempts; none for a run never claimed), and
 // refunds the turn to the user's day in the same transaction if asked:
 // the run's condition makes the refund happen at most once. The run's
 // cost is not added to the day's ledger here: the alarm function's
@@ -115,6 +100,12 @@ func (d *Dynamo) CheckpointRun(ctx context.Context, r *runs.Run) error {
 // A run with a reservation (a spend cap) settles it in the same
 // transaction (settleUpdate), at most once for the same reason; a run
 // without one is one PutItem, as it always was, unless refunded.
+//
+// A refused write is ErrAlreadyFinal (the run was final already) or
+// ErrLeaseLost (another attempt holds it), unless the run it was refused
+// by carries this write's own token: the write was applied and its
+// response lost, so the SDK's retry of it was refused by its own effect,
+// and it succeeded.
 func (d *Dynamo) FinishRun(ctx context.Context, r *runs.Run, refund bool) error {
 	if !r.Status.Final() {
 		return fmt.Errorf("finish run %s: status %q is not final", r.RunID, r.Status)
@@ -127,42 +118,68 @@ func (d *Dynamo) FinishRun(ctx context.Context, r *runs.Run, refund bool) error 
 	if err != nil {
 		return err
 	}
-	put := &types.Put{
-		TableName:                 aws.String(d.tables.Runs),
-		Item:                      item,
-		ConditionExpression:       aws.String("#s = :queued OR #s = :running"),
-		ExpressionAttributeNames:  map[string]string{"#s": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":queued": str(string(runs.StatusQueued)), ":running": str(string(runs.StatusRunning))},
+	closer := newToken()
+	item[attrCloser] = str(closer)
+	cond := "(#s = :queued OR #s = :running) AND "
+	names := map[string]string{"#s": "status", "#att": attrAttempt}
+	values := map[string]types.AttributeValue{":queued": str(string(runs.StatusQueued)), ":running": str(string(runs.StatusRunning))}
+	if r.Attempts > 0 {
+		cond += "#att = :att"
+		values[":att"] = num(int64(r.Attempts))
+	} else {
+		cond += "attribute_not_exists(#att)"
 	}
+	put := &types.Put{
+		TableName: aws.String(d.tables.Runs), Item: item, ConditionExpression: aws.String(cond),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	var refusedBy map[string]types.AttributeValue
 	if !refund && settle == nil {
 		_, err = d.db.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
 			ExpressionAttributeNames: put.ExpressionAttributeNames, ExpressionAttributeValues: put.ExpressionAttributeValues,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		})
-		if _, ok := isConditionFailed(err); ok {
-			return fmt.Errorf("finish %s: %w", r.RunID, turns.ErrAlreadyFinal)
+		ccf, ok := isConditionFailed(err)
+		if !ok {
+			if err != nil {
+				return fmt.Errorf("finish run %s: %w", r.RunID, err)
+			}
+			return nil
 		}
-		if err != nil {
-			return fmt.Errorf("finish run %s: %w", r.RunID, err)
+		refusedBy = ccf.Item
+	} else {
+		if settle == nil {
+			settle = &types.Update{
+				TableName:                 aws.String(d.tables.State),
+				Key:                       stateKey(tablekeys.UsageOnDay(r.UserID, r.Day)),
+				UpdateExpression:          aws.String("ADD #t :minus"),
+				ExpressionAttributeNames:  map[string]string{"#t": attrTurns},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":minus": num(-1)},
+			}
 		}
+		err = d.transact(ctx, []types.TransactWriteItem{{Put: put}, {Update: settle}})
+		tce, ok := errors.AsType[*types.TransactionCanceledException](err)
+		if !ok || !failedCondition(tce.CancellationReasons, 0) {
+			if err != nil {
+				return fmt.Errorf("finish run %s: %w", r.RunID, err)
+			}
+			return nil
+		}
+		refusedBy = tce.CancellationReasons[0].Item
+	}
+	if len(refusedBy) == 0 {
+		if refusedBy, err = d.getItem(ctx, d.tables.Runs, runKey(r.RunID)); err != nil {
+			return fmt.Errorf("finish run %s: read it back: %w", r.RunID, err)
+		}
+	}
+	if strAttr(refusedBy, attrCloser) == closer {
 		return nil
 	}
-	if settle == nil {
-		settle = &types.Update{
-			TableName:                 aws.String(d.tables.State),
-			Key:                       stateKey(tablekeys.UsageOnDay(r.UserID, r.Day)),
-			UpdateExpression:          aws.String("ADD #t :minus"),
-			ExpressionAttributeNames:  map[string]string{"#t": attrTurns},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":minus": num(-1)},
-		}
-	}
-	err = d.transact(ctx, []types.TransactWriteItem{{Put: put}, {Update: settle}})
-	var tce *types.TransactionCanceledException
-	if errors.As(err, &tce) && failedCondition(tce.CancellationReasons, 0) {
-		return fmt.Errorf("finish %s: %w", r.RunID, turns.ErrAlreadyFinal)
-	}
+	cur, err := decodeRun(r.RunID, refusedBy)
 	if err != nil {
-		return fmt.Errorf("finish run %s: %w", r.RunID, err)
+		return err
 	}
-	return nil
+	return refusal(r.RunID, r.Attempts, cur, "finish")
 }

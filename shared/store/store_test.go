@@ -151,7 +151,7 @@ func TestClaimFinishAndRefund(t *testing.T) {
 		t.Fatalf("claim of a missing run: %v", err)
 	}
 	claimed.Steps = []runs.Step{{Index: 0, Model: "m", PromptTokens: 10}}
-	if err := s.CheckpointRun(ctx, claimed); err != nil {
+	if err := s.CheckpointRun(ctx, claimed, nil); err != nil {
 		t.Fatal(err)
 	}
 	claimed.Status, claimed.CostMicros = runs.StatusFailed, money.Micros(1234)
@@ -163,7 +163,7 @@ func TestClaimFinishAndRefund(t *testing.T) {
 	if err := s.FinishRun(ctx, claimed, true); !errors.Is(err, turns.ErrAlreadyFinal) {
 		t.Fatalf("second finish: %v", err)
 	}
-	if err := s.CheckpointRun(ctx, claimed); !errors.Is(err, turns.ErrAlreadyFinal) {
+	if err := s.CheckpointRun(ctx, claimed, nil); !errors.Is(err, turns.ErrAlreadyFinal) {
 		t.Fatalf("checkpoint after final: %v", err)
 	}
 	// The run's cost is not charged to the day here: the alarm function's

@@ -10,6 +10,7 @@
 //	idempotency key  IDEM#<callerId>#<installId>#<sha256(key)>  IDEM
 //	sandbox          SANDBOX#<sandboxId>        SANDBOX
 //	sandbox cap slot SANDBOXCAP#<shard>         SLOT#<nnnn>   (shards.go)
+//	turn journal     JOURNAL#<runId>            E#<nnnn>      (one item per entry)
 //
 // Live sandboxes are also indexed on the sparse GSI "live" (gsi1pk =
 // "SANDBOX#live#<shard>", gsi1sk = expiresAt, see LiveSort and shards.go) so the reaper can query the
@@ -35,8 +36,15 @@
 // writes a user's days and ledgers (the alarm's) would otherwise be able to
 // write the plan too.
 //
+// A native turn's journal (what a worker that takes the run over needs to
+// go on: the conversation so far) lives in the state table, not beside the
+// run: it holds the pod's context and the tools' results, so it expires a
+// day after the run was admitted rather than with the run's 90 days, and
+// the runs table's stream (the alarm's) never sees it. Its entries are
+// items of their own, so that none nears DynamoDB's 400 KB.
+//
 // Both tables expire items through DynamoDB's TTL on the attribute TTL
-// (epoch seconds): idempotency records a day after they were made, sandbox
+// (epoch seconds): journal entries a day after their run's admission, idempotency records a day after they were made, sandbox
 // records a day after their lifetime, runs, daily usage and cost ledgers
 // Retention after their day. Plans and installs never expire.
 package tablekeys
@@ -44,6 +52,7 @@ package tablekeys
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -77,6 +86,9 @@ const (
 	ledgerPrefix = "LEDGER#"
 	userPrefix   = "USER#"
 	planPrefix   = "PLAN#"
+	// journalPrefix and journalEntryPrefix make the journal's keys.
+	journalPrefix      = "JOURNAL#"
+	journalEntryPrefix = "E#"
 )
 
 // Retention is how long runs, daily usage and ledgers are kept after their UTC day:
@@ -136,6 +148,43 @@ func Idempotency(callerID, installID, clientKey string) Key {
 	sum := sha256.Sum256([]byte(clientKey))
 	return Key{"IDEM#" + callerID + "#" + installID + "#" + hex.EncodeToString(sum[:]), skIdem}
 }
+
+// Journal is the key of entry seq (from 0) of a run's journal; entries
+// sort in order (JournalEntrySort) up to MaxJournalEntries.
+func Journal(runID string, seq int) Key {
+	return Key{JournalPartition(runID), JournalEntrySort(seq)}
+}
+
+// JournalPartition is the partition of a run's journal: one Query reads it.
+func JournalPartition(runID string) string { return journalPrefix + runID }
+
+// JournalEntrySort is the sort key of entry seq: fixed-width, so that
+// string order is entry order.
+func JournalEntrySort(seq int) string { return fmt.Sprintf("%s%04d", journalEntryPrefix, seq) }
+
+// JournalSeq reads an entry's number back from its sort key.
+func JournalSeq(sk string) (int, bool) {
+	digits, ok := strings.CutPrefix(sk, journalEntryPrefix)
+	if !ok || len(digits) != 4 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// MaxJournalEntries bounds a journal: JournalEntrySort's width.
+const MaxJournalEntries = 10_000
+
+// JournalRetention is how long a journal entry is kept after its run's
+// admission: a run is final long before (turns.RunMaxLife), and the
+// conversation must not outlive its use.
+const JournalRetention = 24 * time.Hour
 
 // Sandbox is the key of a sandbox record.
 func Sandbox(sandboxID string) Key { return Key{"SANDBOX#" + sandboxID, skSandbox} }

@@ -28,6 +28,14 @@ var (
 	ErrNotClaimable         = errors.New("run is not queued")
 	// ErrAlreadyFinal: a write meant for a live run found it final already.
 	ErrAlreadyFinal = errors.New("run already final")
+	// ErrLeaseLost: a worker's write was refused because another attempt
+	// took the run over (its lease lapsed): the worker stops at once and
+	// writes nothing more.
+	ErrLeaseLost = errors.New("run taken over by another attempt")
+	// ErrLeaseHeld: a dispatch found the run held by a live lease (its
+	// worker may still be running it): the dispatch fails, so that Lambda
+	// tries it again later.
+	ErrLeaseHeld = errors.New("run held by a live worker")
 	// ErrFinalWrite: a turn ran but its final write failed; the outcome is
 	// kept for a retried dispatch of the run (Worker.Execute).
 	ErrFinalWrite = errors.New("final write failed")

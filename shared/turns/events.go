@@ -2,60 +2,128 @@ package turns
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/commonly/runtime/shared/runs"
 )
 
-// EventFlushDelay is how long a run's new events may wait for a write
-// that carries them anyway (a checkpoint, the final write) before they
-// get one of their own: a reader in another invocation sees a long tool
-// call start within it, and a fast turn costs no extra write.
+// EventFlushDelay is how long a run's new events (and journal entries)
+// may wait for a write that carries them anyway (a checkpoint, the final
+// write) before they get one of their own: a reader in another
+// invocation sees a long tool call start within it, a model answer is
+// durable within it, and a fast turn costs no extra write.
 const EventFlushDelay = 250 * time.Millisecond
 
-// eventWriteTimeout bounds one events-only write.
+// eventWriteTimeout bounds one write of the run's own (an events flush, a
+// heartbeat).
 const eventWriteTimeout = 2 * time.Second
 
 // EventWriter saves a running run's events alone, between the run's own
-// writes. The store implements it.
+// writes, and renews its lease through a silence. The store implements
+// it. Both are conditional on attempt holding the run (ErrLeaseLost,
+// ErrAlreadyFinal otherwise) and renew its lease to l.
 type EventWriter interface {
 	// SaveRunEvents replaces the run's events with events (a longer
-	// prefix of the same sequence), only while the run is running.
-	SaveRunEvents(ctx context.Context, runID string, events []runs.StoredEvent) error
+	// prefix of the same sequence).
+	SaveRunEvents(ctx context.Context, runID string, attempt int, l runs.Lease, events []runs.StoredEvent) error
+	// RenewLease renews the lease alone.
+	RenewLease(ctx context.Context, runID string, attempt int, l runs.Lease) error
 }
 
-// runEvents is one run's event log and its writes: the events ride on
-// the checkpoints and the final write, and a timer writes them alone at
-// most once each EventFlushDelay when neither came.
-type runEvents struct {
+// runWriter is one attempt's writes of its run: the event log, the
+// journal entries not yet durable, and the lease every write renews. The
+// events and entries ride on the checkpoints and the final write; a
+// timer writes them alone at most once each EventFlushDelay when neither
+// came (with the run as the last entry left it, when entries wait), and
+// another renews the lease alone after HeartbeatAfter without a write. A
+// write refused because another attempt took the run over stops the
+// attempt (lost).
+type runWriter struct {
 	log   *runs.EventLog
 	runID string
 	w     EventWriter // nil: events only ride on the run's writes
 	ctx   context.Context
 	logf  *slog.Logger
+	now   func() time.Time
 	delay time.Duration
+	// save is the store's checkpoint: the run whole, with the entries.
+	save func(ctx context.Context, r *runs.Run, journal []JournalEntry) error
+	// lost is told once a write is refused for a newer attempt.
+	lost func(error)
+
+	// attempt, started and priorWorked make each write's lease: the
+	// attempt's number and claim, and the run's working time before it.
+	attempt     int
+	token       string
+	started     time.Time
+	priorWorked int64
 
 	mu      sync.Mutex // serialises writes, so a shorter snapshot never lands after a longer one
 	written int64      // the last event id a write carried
-	timerMu sync.Mutex
-	timer   *time.Timer
-	closed  bool
+	// entries are the journal entries not yet written, snap the run as
+	// the last of them left it; next is the next entry's number.
+	entries []JournalEntry
+	snap    *runs.Run
+	next    int
+
+	timerMu   sync.Mutex
+	timer     *time.Timer
+	heartbeat *time.Timer
+	closed    bool
 }
 
-func newRunEvents(ctx context.Context, run *runs.Run, w EventWriter, now func() time.Time, log *slog.Logger) *runEvents {
-	e := &runEvents{runID: run.RunID, w: w, ctx: context.WithoutCancel(ctx), logf: log, delay: EventFlushDelay}
+// newRunWriter starts the writes of the attempt that claimed run: its
+// events after those the run has, its journal after the entries it has
+// (journal), its lease from the claim.
+func newRunWriter(ctx context.Context, run *runs.Run, journal int, w EventWriter, save func(context.Context, *runs.Run, []JournalEntry) error,
+	now func() time.Time, log *slog.Logger, lost func(error)) *runWriter {
+	e := &runWriter{
+		runID: run.RunID, w: w, save: save, ctx: context.WithoutCancel(ctx), logf: log, now: now, delay: EventFlushDelay, lost: lost,
+		attempt: run.Attempts, token: run.Lease.Token, started: time.UnixMilli(run.Lease.StartedMs), priorWorked: run.Lease.WorkedMs,
+		next: journal,
+	}
+	if run.Lease.StartedMs == 0 {
+		e.started = now()
+	}
 	e.log = runs.NewEventLog(run.Events, now, e.kick)
 	e.written = e.log.LastID()
+	e.armHeartbeat()
 	return e
 }
 
 // Record is the engine's runs.Recorder.
-func (e *runEvents) Record(d runs.EventData) { e.log.Record(d) }
+func (e *runWriter) Record(d runs.EventData) { e.log.Record(d) }
+
+// Append is the engine's Journal: the entry waits for the run's next
+// write, which the flush timer makes at the latest.
+func (e *runWriter) Append(data string, run *runs.Run) {
+	snap := snapshot(run)
+	e.mu.Lock()
+	e.entries = append(e.entries, JournalEntry{Seq: e.next, Data: data})
+	e.next++
+	e.snap = snap
+	e.mu.Unlock()
+	e.kick()
+}
+
+// lease is the lease a write made now renews.
+func (e *runWriter) lease() runs.Lease {
+	now := e.now()
+	return runs.Lease{
+		Token: e.token, UntilMs: now.Add(LeaseDuration).UnixMilli(), StartedMs: e.started.UnixMilli(),
+		WorkedMs: e.priorWorked + max(now.Sub(e.started).Milliseconds(), 0), WrittenBy: e.attempt,
+	}
+}
+
+// stamp puts the lease a write made now renews on r.
+func (e *runWriter) stamp(r *runs.Run) { r.Lease = e.lease() }
 
 // kick arms the flush timer unless it is armed.
-func (e *runEvents) kick() {
+func (e *runWriter) kick() {
 	if e.w == nil {
 		return
 	}
@@ -67,8 +135,10 @@ func (e *runEvents) kick() {
 	e.timer = time.AfterFunc(e.delay, e.flush)
 }
 
-// flush writes the events no write has carried yet.
-func (e *runEvents) flush() {
+// flush writes the events and entries no write has carried yet: the
+// entries with the run they left (a checkpoint), the events alone
+// otherwise.
+func (e *runWriter) flush() {
 	e.timerMu.Lock()
 	e.timer = nil
 	closed := e.closed
@@ -78,59 +148,166 @@ func (e *runEvents) flush() {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	snap := e.log.Snapshot()
-	if len(snap) == 0 || snap[len(snap)-1].ID <= e.written {
+	if e.isClosed() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, eventWriteTimeout)
 	defer cancel()
-	if err := e.w.SaveRunEvents(ctx, e.runID, snap); err != nil {
-		// The next checkpoint or the final write carries them.
-		e.logf.WarnContext(ctx, "writing run events failed", "runId", e.runID, "events", len(snap), "err", err)
+	snap := e.log.Snapshot()
+	var err error
+	switch {
+	case len(e.entries) > 0 && e.snap != nil:
+		r := e.snap
+		r.Events = snap
+		e.stamp(r)
+		if err = e.checkpointLocked(ctx, r); err == nil {
+			e.snap = nil
+		}
+	case len(snap) == 0 || snap[len(snap)-1].ID <= e.written:
+		return
+	default:
+		if err = e.w.SaveRunEvents(ctx, e.runID, e.attempt, e.lease(), snap); err == nil {
+			e.written = snap[len(snap)-1].ID
+			e.armHeartbeat()
+		}
+	}
+	if err != nil {
+		e.failed(ctx, "writing run events failed", err)
+	}
+}
+
+// checkpointLocked writes r with the waiting entries; e.mu is held.
+func (e *runWriter) checkpointLocked(ctx context.Context, r *runs.Run) error {
+	err := e.save(ctx, r, e.entries)
+	if err == nil {
+		e.wrote(r)
+	}
+	return err
+}
+
+// isClosed reports whether the writer was closed: a timer that fired
+// before it was stopped writes nothing after the final write.
+func (e *runWriter) isClosed() bool {
+	e.timerMu.Lock()
+	defer e.timerMu.Unlock()
+	return e.closed
+}
+
+// wrote records a write that carried r's events and every waiting entry;
+// e.mu is held.
+func (e *runWriter) wrote(r *runs.Run) {
+	e.entries = nil
+	if len(r.Events) > 0 {
+		e.written = r.Events[len(r.Events)-1].ID
+	}
+	e.armHeartbeat()
+}
+
+// failed handles a write of the run's own that failed: a refusal for a
+// newer attempt stops the attempt; anything else waits for the next
+// write, which carries what this one did not.
+func (e *runWriter) failed(ctx context.Context, msg string, err error) {
+	if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrAlreadyFinal) {
+		e.logf.WarnContext(ctx, "the run was taken over or closed by another writer; this attempt stops", "runId", e.runID, "attempt", e.attempt, "err", err)
+		e.stop()
+		e.lost(err)
 		return
 	}
-	e.written = snap[len(snap)-1].ID
+	e.logf.WarnContext(ctx, msg, "runId", e.runID, "err", err)
 }
 
-// riding puts every event on r for one of the run's own writes, and
-// returns the function to call once that write succeeded. The write
-// lock is held until then.
-func (e *runEvents) riding(r *runs.Run) (done func(ok bool)) {
+// armHeartbeat (re)starts the silence after which the lease is renewed
+// alone.
+func (e *runWriter) armHeartbeat() {
+	if e.w == nil {
+		return
+	}
+	e.timerMu.Lock()
+	defer e.timerMu.Unlock()
+	if e.closed {
+		return
+	}
+	if e.heartbeat == nil {
+		e.heartbeat = time.AfterFunc(HeartbeatAfter, e.beat)
+		return
+	}
+	e.heartbeat.Reset(HeartbeatAfter)
+}
+
+// beat renews the lease alone.
+func (e *runWriter) beat() {
 	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.isClosed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, eventWriteTimeout)
+	defer cancel()
+	if err := e.w.RenewLease(ctx, e.runID, e.attempt, e.lease()); err != nil {
+		e.failed(ctx, "renewing the run's lease failed", err)
+		return
+	}
+	e.armHeartbeat()
+}
+
+// checkpoint is the engine's checkpoint: the run whole, with its events
+// and the waiting journal entries, renewing the lease.
+func (e *runWriter) checkpoint(ctx context.Context, r *runs.Run) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.stopTimer()
 	r.Events = e.log.Snapshot()
-	return func(ok bool) {
-		if ok && len(r.Events) > 0 {
-			e.written = r.Events[len(r.Events)-1].ID
-		}
-		e.mu.Unlock()
-	}
-}
-
-// checkpoint wraps the store's checkpoint so that it carries the events.
-func (e *runEvents) checkpoint(save func(context.Context, *runs.Run) error) func(context.Context, *runs.Run) error {
-	return func(ctx context.Context, r *runs.Run) error {
-		done := e.riding(r)
-		err := save(ctx, r)
-		done(err == nil)
+	e.stamp(r)
+	if err := e.checkpointLocked(ctx, r); err != nil {
+		e.failed(ctx, "checkpoint failed", err)
 		return err
 	}
+	e.snap = nil
+	return nil
 }
 
-// close stops the timer for good and puts every event on the final run.
-func (e *runEvents) close(r *runs.Run) {
+// close stops the timers for good and puts every event and the lease on
+// the final run.
+func (e *runWriter) close(r *runs.Run) {
+	e.stop()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r.Events = e.log.Snapshot()
+	e.stamp(r)
+}
+
+// stop stops the timers for good.
+func (e *runWriter) stop() {
 	e.timerMu.Lock()
+	defer e.timerMu.Unlock()
 	e.closed = true
-	e.timerMu.Unlock()
-	done := e.riding(r)
-	done(false)
+	if e.timer != nil {
+		e.timer.Stop()
+		e.timer = nil
+	}
+	if e.heartbeat != nil {
+		e.heartbeat.Stop()
+	}
 }
 
-func (e *runEvents) stopTimer() {
+func (e *runWriter) stopTimer() {
 	e.timerMu.Lock()
 	defer e.timerMu.Unlock()
 	if e.timer != nil {
 		e.timer.Stop()
 		e.timer = nil
 	}
+}
+
+// snapshot copies what a write of the run reads, so that the engine may
+// go on changing its run while a flush writes the copy.
+func snapshot(r *runs.Run) *runs.Run {
+	c := *r
+	c.Steps = slices.Clone(r.Steps)
+	for i := range c.Steps {
+		c.Steps[i].ToolCalls = slices.Clone(c.Steps[i].ToolCalls)
+	}
+	c.LostAttempts = slices.Clone(r.LostAttempts)
+	c.UnavailableTools = slices.Clone(r.UnavailableTools)
+	return &c
 }

@@ -13,9 +13,11 @@ import (
 )
 
 // Every run reaches a final status, whatever happened to its worker: the
-// reaper lists the runs still open past InterruptAfter (Abandoned) and
-// closes each (Interrupt) with the same conditional final write as the
-// worker, so that the reaper, a late worker and Lambda's retry of the
+// reaper lists the runs still open CheckAfter after their admission
+// (Abandoned) and reads each (Interrupt): one whose worker stopped with
+// attempts left is re-dispatched, so that another attempt resumes it;
+// one past resuming is closed with the same conditional final write as
+// the worker, so that the reaper, a late worker and Lambda's retry of the
 // dispatch can race and exactly one of them closes the run.
 
 // ReclaimStore is the persistence the Reclaimer needs. *store.Dynamo
@@ -35,6 +37,10 @@ type ReclaimStore interface {
 	FinishRun(ctx context.Context, r *runs.Run, refund bool) error
 	// RunSandboxes lists the run's sandboxes still recorded running.
 	RunSandboxes(ctx context.Context, runID string) ([]SandboxRef, error)
+	// MarkRedispatched records a re-dispatch of the run at now, only if
+	// its lease is still the lapsed one read (untilMs) and it was not
+	// re-dispatched within RedispatchHold; false when it was.
+	MarkRedispatched(ctx context.Context, runID string, untilMs int64, now time.Time) (bool, error)
 }
 
 // ReclaimerConfig configures a Reclaimer. Zero values are the documented
@@ -42,6 +48,10 @@ type ReclaimStore interface {
 type ReclaimerConfig struct {
 	// Store is required.
 	Store ReclaimStore
+	// Dispatcher re-dispatches a run whose worker stopped with attempts
+	// left (the turn function, invoked asynchronously); nil closes such a
+	// run interrupted instead of resuming it.
+	Dispatcher Dispatcher
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Log gets one line per run closed; nil means slog.Default().
@@ -50,9 +60,10 @@ type ReclaimerConfig struct {
 
 // Reclaimer closes the runs whose worker is gone.
 type Reclaimer struct {
-	store ReclaimStore
-	now   func() time.Time
-	log   *slog.Logger
+	store    ReclaimStore
+	dispatch Dispatcher
+	now      func() time.Time
+	log      *slog.Logger
 }
 
 // NewReclaimer checks cfg and fills its defaults.
@@ -66,7 +77,7 @@ func NewReclaimer(cfg ReclaimerConfig) (*Reclaimer, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	return &Reclaimer{store: cfg.Store, now: cfg.Now, log: cfg.Log}, nil
+	return &Reclaimer{store: cfg.Store, dispatch: cfg.Dispatcher, now: cfg.Now, log: cfg.Log}, nil
 }
 
 // OpenRun is a run on the index of open runs: its id and its admission.
@@ -80,24 +91,28 @@ type OpenRun struct {
 func (r *Reclaimer) Shards() int { return r.store.IndexShards() }
 
 // Abandoned lists the runs of one shard (0 to Shards-1) still queued or
-// running that were admitted before now-InterruptAfter, oldest first, at
-// most limit (which must be positive). The index trails the table by a moment, so a run listed
-// may have just closed: Interrupt reads it before acting. With an error
-// it returns the runs listed before it, which the caller may still close.
+// running that were admitted before now-CheckAfter (none younger can be
+// abandoned or have a lapsed lease), oldest first, at most limit (which
+// must be positive). The index trails the table by a moment, so a run
+// listed may have just closed, and most listed are still working:
+// Interrupt reads each before acting. With an error it returns the runs
+// listed before it, which the caller may still close.
 func (r *Reclaimer) Abandoned(ctx context.Context, shard, limit int) ([]OpenRun, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("turns: abandoned runs: limit %d is not positive", limit)
 	}
-	open, err := r.store.OpenRuns(ctx, shard, r.now().Add(-InterruptAfter), limit)
+	open, err := r.store.OpenRuns(ctx, shard, r.now().Add(-CheckAfter), limit)
 	if err != nil {
 		return open, fmt.Errorf("list abandoned runs of shard %d: %w", shard, err)
 	}
 	return open, nil
 }
 
-// SandboxRef names a sandbox of a run.
+// SandboxRef names a sandbox of a run, with its creation (its bill runs
+// from then until it is killed).
 type SandboxRef struct {
 	Provider, SandboxID string
+	CreatedAt           time.Time
 }
 
 // Interruption is what Interrupt did.
@@ -105,9 +120,12 @@ type Interruption struct {
 	// Closed is false when the run was already final (a late worker or
 	// Lambda's retry closed it first) or is not abandoned yet: an
 	// outcome, not an error. The other fields are set only when Closed.
-	Closed     bool
-	Refunded   bool
-	CostMicros money.Micros
+	Closed bool
+	// Redispatched: the run's worker stopped with attempts left, and the
+	// run was dispatched again, for another attempt to resume it.
+	Redispatched bool
+	Refunded     bool
+	CostMicros   money.Micros
 	// Sandboxes are the run's sandboxes still recorded running, for the
 	// caller to kill (and mark killed).
 	Sandboxes []SandboxRef
@@ -130,7 +148,12 @@ func (r *Reclaimer) Interrupt(ctx context.Context, runID string) (Interruption, 
 		return Interruption{}, fmt.Errorf("interrupt: %w", err)
 	}
 	now := r.now()
-	if !abandoned(run, now) {
+	resumable := Resumable(run, now)
+	if resumable && r.dispatch != nil {
+		return r.redispatch(ctx, run, now)
+	}
+	// Without a dispatcher a resumable run is closed: nothing else would.
+	if !resumable && !abandoned(run, now) {
 		return Interruption{}, nil
 	}
 	// Listed before the write, so that a failure leaves the run open for
@@ -156,6 +179,22 @@ func (r *Reclaimer) Interrupt(ctx context.Context, runID string) (Interruption, 
 		"was", was, "createdAt", run.CreatedAt, "steps", len(run.Steps), "costMicros", int64(run.CostMicros),
 		"refunded", refund, "sandboxes", len(sandboxes))
 	return Interruption{Closed: true, Refunded: refund, CostMicros: run.CostMicros, Sandboxes: sandboxes}, nil
+}
+
+// redispatch dispatches a run whose worker stopped again, once per
+// RedispatchHold: the attempt it starts takes the run over (ClaimRun).
+func (r *Reclaimer) redispatch(ctx context.Context, run *runs.Run, now time.Time) (Interruption, error) {
+	marked, err := r.store.MarkRedispatched(ctx, run.RunID, run.Lease.UntilMs, now)
+	if err != nil || !marked {
+		return Interruption{}, err
+	}
+	if _, err := r.dispatch.Dispatch(ctx, run); err != nil {
+		// Marked but not sent: the next sweep past the hold tries again.
+		return Interruption{}, fmt.Errorf("re-dispatch run %s: %w", run.RunID, err)
+	}
+	r.log.InfoContext(ctx, "stopped worker's run re-dispatched", "runId", run.RunID, "userId", run.UserID,
+		"attempt", run.Attempts, "leaseLapsedAt", run.Lease.Until())
+	return Interruption{Redispatched: true}, nil
 }
 
 // endAbandoned ends an abandoned run interrupted, as recorded by its last

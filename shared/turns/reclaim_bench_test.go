@@ -88,11 +88,11 @@ func BenchmarkReclaim(b *testing.B) {
 			}
 			claimed.Steps = append(claimed.Steps, step)
 			claimed.AddCost(runs.Cost{ModelMicros: step.CostMicros})
-			if err := st.CheckpointRun(ctx, claimed); err != nil {
+			if err := st.CheckpointRun(ctx, claimed, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
-		now = at.Add(turns.InterruptAfter + time.Second)
+		now = at.Add(turns.RunMaxLife + time.Second)
 		before := db.calls.Load()
 		b.StartTimer()
 

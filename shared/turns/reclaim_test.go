@@ -5,10 +5,15 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/commonly/runtime/shared/ledger/ledgertest"
 	"github.com/commonly/runtime/shared/money"
@@ -60,13 +65,13 @@ func (r *rig) abandoned(t *testing.T, steps []runs.Step, sandboxMicros money.Mic
 		run.Steps = append(run.Steps, s)
 		run.Tokens.Add(s.PromptTokens, s.CachedPromptTokens, s.CompletionTokens)
 		run.AddCost(runs.Cost{ModelMicros: s.CostMicros})
-		if err := r.st.CheckpointRun(ctx, run); err != nil {
+		if err := r.st.CheckpointRun(ctx, run, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if sandboxMicros > 0 {
 		run.AddCost(runs.Cost{SandboxMicros: sandboxMicros})
-		if err := r.st.CheckpointRun(ctx, run); err != nil {
+		if err := r.st.CheckpointRun(ctx, run, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -79,6 +84,20 @@ func (r *rig) sandboxOf(t *testing.T, run *runs.Run, provider, id string) {
 	t.Helper()
 	rec := sandbox.NewRecord(provider, id, sandbox.Meta{RunID: run.RunID, UserID: run.UserID, InstallID: run.InstallID}, r.clock.Now())
 	if err := r.st.SandboxCreated(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setAttempts sets the stored run's attempt, as takeovers before would
+// have.
+func (r *rig) setAttempts(t *testing.T, runID string, n int) {
+	t.Helper()
+	_, err := r.db.Client().UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: aws.String(tables.Runs), Key: map[string]ddbtypes.AttributeValue{"runId": &ddbtypes.AttributeValueMemberS{Value: runID}},
+		UpdateExpression:          aws.String("SET attempt = :n"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":n": &ddbtypes.AttributeValueMemberN{Value: strconv.Itoa(n)}},
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
@@ -133,12 +152,12 @@ func TestReclaimerInterruptsAbandonedRuns(t *testing.T) {
 	noOutput := r.abandoned(t, []runs.Step{unanswered}, 0)
 	r.clock.Advance(time.Second)
 	neverClaimed := r.admitted(t)
-	r.clock.Advance(4 * time.Minute)
+	// Everything but the young run was admitted RunMaxLife ago; the
+	// young one's worker claimed it within its lease.
+	r.clock.Set(neverClaimed.CreatedAt.Add(turns.RunMaxLife - turns.CheckAfter/2))
 	young := r.abandoned(t, []runs.Step{answered}, 0)
 	r.sandboxOf(t, young, "e2b", "sbx-young")
-
-	// Everything but the young run was admitted InterruptAfter ago.
-	r.clock.Set(neverClaimed.CreatedAt.Add(turns.InterruptAfter + time.Millisecond))
+	r.clock.Set(neverClaimed.CreatedAt.Add(turns.RunMaxLife + time.Millisecond))
 	open, err := abandonedAll(ctx, rc, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +177,7 @@ func TestReclaimerInterruptsAbandonedRuns(t *testing.T) {
 		want turns.Interruption
 		msg  string
 	}{
-		{midTurn, turns.Interruption{Closed: true, Refunded: false, CostMicros: 1500, Sandboxes: []turns.SandboxRef{{Provider: "e2b", SandboxID: "sbx-live"}}},
+		{midTurn, turns.Interruption{Closed: true, Refunded: false, CostMicros: 1500, Sandboxes: []turns.SandboxRef{{Provider: "e2b", SandboxID: "sbx-live", CreatedAt: t0}}},
 			"the turn's worker stopped before the turn ended"},
 		{noOutput, turns.Interruption{Closed: true, Refunded: true, CostMicros: 500}, "the turn's worker stopped before the turn ended"},
 		{neverClaimed, turns.Interruption{Closed: true, Refunded: true}, "the turn was not started in time"},
@@ -209,33 +228,51 @@ func TestReclaimerInterruptsAbandonedRuns(t *testing.T) {
 	}
 }
 
-// Issue 13's reproduction: a worker dies early; Lambda's retry a minute
-// later finds the run claimed and within its lifetime, and succeeds, so
-// Lambda never retries again. The reaper closes the run.
-func TestWorkerThatDiesEarlyIsClosedByTheReaper(t *testing.T) {
+// Issue 13's reproduction, with leases: a worker dies early. Lambda's
+// retry a minute later finds its lease lapsed and takes the run over
+// (attempt 2), which the engine is told; with no attempts left, the retry
+// closes the run itself, refunded, as the reaper would.
+func TestWorkerThatDiesEarlyIsResumedByLambdasRetry(t *testing.T) {
 	r, rc := reaperRig(t, rigOpts{})
 	ctx := context.Background()
 	run := r.abandoned(t, nil, 0)
+	// While its lease lives, a retried dispatch fails so Lambda tries later.
+	r.clock.Advance(turns.LeaseDuration - time.Millisecond)
+	if _, err := r.worker.Execute(ctx, run.RunID); !errors.Is(err, turns.ErrLeaseHeld) {
+		t.Fatalf("a dispatch within the lease: %v", err)
+	}
+	if got, err := rc.Interrupt(ctx, run.RunID); err != nil || got.Closed || got.Redispatched {
+		t.Fatalf("interrupt within the lease: %+v, %v", got, err)
+	}
+	var resumed *turns.Resumption
+	r.native.run = func(t turns.EngineTurn) turns.EngineResult {
+		resumed = t.Resumed
+		t.Run.FinalMessage = "answer"
+		t.Run.End(runs.StatusSucceeded, "", "", *t.Run.StartedAt)
+		return turns.EngineResult{}
+	}
 	r.clock.Advance(time.Minute)
 	retried, err := r.worker.Execute(ctx, run.RunID)
-	if err != nil || retried.Status != runs.StatusRunning {
+	if err != nil || retried.Status != runs.StatusSucceeded || retried.Attempts != 2 {
 		t.Fatalf("Lambda's retry: %+v, %v", retried, err)
 	}
-	// Within the turn's lifetime the reaper leaves it too.
-	if got, err := rc.Interrupt(ctx, run.RunID); err != nil || got.Closed {
-		t.Fatalf("interrupt within the lifetime: %+v, %v", got, err)
+	if resumed == nil || resumed.Lost.Attempt != 1 || len(resumed.Entries) != 0 || !resumed.Lost.ResumedAt.Equal(r.clock.Now()) {
+		t.Fatalf("the engine was told %+v", resumed)
 	}
-	r.clock.Set(run.CreatedAt.Add(turns.InterruptAfter + time.Millisecond))
-	open, err := abandonedAll(ctx, rc, 10)
-	if err != nil || !slices.Equal(ids(open), []string{run.RunID}) {
-		t.Fatalf("abandoned = %v, %v", ids(open), err)
-	}
-	got, err := rc.Interrupt(ctx, run.RunID)
-	if err != nil || !got.Closed || !got.Refunded {
-		t.Fatalf("interrupt: %+v, %v", got, err)
-	}
-	if u := r.usage(t, user); u.TurnsUsed != 0 || r.native.count() != 0 {
+	if u := r.usage(t, user); u.TurnsUsed != 1 || r.native.count() != 1 {
 		t.Errorf("turns used %d, ran %d times", u.TurnsUsed, r.native.count())
+	}
+
+	// The same with no attempts left: the retry closes it, refunded.
+	last := r.abandoned(t, nil, 0)
+	r.setAttempts(t, last.RunID, 3)
+	r.clock.Advance(time.Minute)
+	closed, err := r.worker.Execute(ctx, last.RunID)
+	if err != nil || closed.Status != runs.StatusInterrupted || !closed.Refunded {
+		t.Fatalf("a retry past the attempts: %+v, %v", closed, err)
+	}
+	if r.native.count() != 1 {
+		t.Errorf("ran %d times", r.native.count())
 	}
 }
 
@@ -375,7 +412,7 @@ func TestInterruptedCostReachesTheDayThroughTheLedger(t *testing.T) {
 
 	paid := r.abandoned(t, []runs.Step{answered, answered}, 300)
 	refunded := r.abandoned(t, []runs.Step{unanswered}, 0)
-	r.clock.Set(refunded.CreatedAt.Add(turns.InterruptAfter + time.Millisecond))
+	r.clock.Set(refunded.CreatedAt.Add(turns.RunMaxLife + time.Millisecond))
 	open, err := abandonedAll(ctx, rc, 10)
 	if err != nil || len(open) != 2 {
 		t.Fatalf("abandoned = %v, %v", ids(open), err)

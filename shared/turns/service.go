@@ -60,6 +60,11 @@ type ServiceConfig struct {
 	// list no tool or connector.
 	Tools      []string
 	Connectors []string
+	// MaxAttempts is how many workers may hold a native run in all: the
+	// first and those that take it over after one stopped
+	// (TURN_MAX_ATTEMPTS); zero means DefaultMaxAttempts. A Durable
+	// Object run has one: that runtime cannot be resumed.
+	MaxAttempts int
 	// FallbackConfigured says whether the Durable Object runtime can be
 	// reached (DO_RUNTIME_URL set): turns routed there are refused up front
 	// otherwise, before they are counted.
@@ -98,6 +103,9 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.Store == nil {
 		errs = append(errs, errors.New("turns: the service needs a store"))
 	}
+	if cfg.MaxAttempts < 0 {
+		errs = append(errs, fmt.Errorf("turns: max attempts %d is negative", cfg.MaxAttempts))
+	}
 	if cfg.Dispatcher == nil {
 		errs = append(errs, errors.New("turns: the service needs a dispatcher"))
 	}
@@ -130,6 +138,9 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
 	if cfg.Installs == nil {
 		cfg.Installs = uncached(cfg.Store)
 	}
@@ -152,6 +163,15 @@ func wrapUnavailable(what string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
+}
+
+// maxAttempts is how many workers may hold a run of engine: one for the
+// Durable Object runtime, which has no resume wire.
+func (s *Service) maxAttempts(engine EngineName) int {
+	if engine == Native {
+		return s.cfg.MaxAttempts
+	}
+	return 1
 }
 
 // finalContext gives final writes their own short deadline, detached from

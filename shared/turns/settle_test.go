@@ -38,7 +38,7 @@ func TestReaperSettlesAbandonedRunsConservatively(t *testing.T) {
 	if res, com := r.day(t); res != 6_000 || com != 0 {
 		t.Fatalf("before: reserved %d committed %d", res, com)
 	}
-	r.clock.Advance(turns.InterruptAfter + time.Second)
+	r.clock.Advance(turns.RunMaxLife + time.Second)
 	for _, id := range []string{running.RunID, queued.RunID} {
 		if got, err := rc.Interrupt(ctx, id); err != nil || !got.Closed {
 			t.Fatalf("interrupt %s: %+v %v", id, got, err)

@@ -30,14 +30,25 @@ type Store interface {
 	// one atomic write. See Admission.
 	Admit(ctx context.Context, a Admission) (AdmitResult, error)
 	GetRun(ctx context.Context, runID string) (*runs.Run, error)
-	// ClaimRun moves a queued run to running and returns it; ErrNotClaimable
-	// when it is not queued (a retried dispatch) or was admitted more than
-	// ClaimWindow before at (a late dispatch), with the current run.
+	// ClaimRun gives the run to the caller's attempt under a new lease
+	// (runs.Lease) and returns it: a queued run admitted within
+	// ClaimWindow before at, or a running run whose lease lapsed with
+	// attempts left (a takeover, Attempts above 1). Otherwise
+	// ErrNotClaimable, with the current run.
 	ClaimRun(ctx context.Context, runID string, at time.Time) (*runs.Run, error)
-	// CheckpointRun saves a running run's progress.
-	CheckpointRun(ctx context.Context, r *runs.Run) error
-	// FinishRun writes the final run and, when refund is set, gives the
-	// turn back; a run with a reservation (ReservedMicros) releases it and
+	// CheckpointRun saves a running run's progress with the journal
+	// entries appended since its last write, in one write, only while
+	// r.Attempts holds the run (ErrLeaseLost, ErrAlreadyFinal otherwise);
+	// it renews the lease to r.Lease.
+	CheckpointRun(ctx context.Context, r *runs.Run, journal []JournalEntry) error
+	// ReadJournal returns the run's journal entries in order.
+	ReadJournal(ctx context.Context, runID string) ([]JournalEntry, error)
+	// RunSandboxes lists the run's sandboxes still recorded running: the
+	// ones a stopped attempt left, for the attempt that takes it over.
+	RunSandboxes(ctx context.Context, runID string) ([]SandboxRef, error)
+	// FinishRun writes the final run, only while it is open under
+	// r.Attempts (ErrAlreadyFinal, ErrLeaseLost otherwise), and, when
+	// refund is set, gives the turn back; a run with a reservation (ReservedMicros) releases it and
 	// charges its cost (CapChargedMicros when higher) to the day's cap in
 	// the same write; all at most once per run.
 	FinishRun(ctx context.Context, r *runs.Run, refund bool) error

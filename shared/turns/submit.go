@@ -94,7 +94,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, installID string, req Tu
 		RunID: s.newID(), InstallID: inst.InstallID, UserID: inst.UserID, PodID: inst.PodID,
 		AgentName: inst.AgentName, InstanceID: inst.InstanceID, Engine: string(engine),
 		Trigger: req.Trigger, Message: req.Message, Day: utcday.Of(now),
-		Status: runs.StatusQueued, CreatedAt: now, Steps: []runs.Step{},
+		Status: runs.StatusQueued, CreatedAt: now, Steps: []runs.Step{}, MaxAttempts: s.maxAttempts(engine),
 		IdempotencyKey: req.IdempotencyKey, RequestHash: req.hash(installID),
 		TraceID: tracing.TraceID(ctx), TraceSpanID: tracing.SpanID(ctx),
 	}

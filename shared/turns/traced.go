@@ -68,11 +68,14 @@ func (s tracedStore) ClaimRun(ctx context.Context, runID string, at time.Time) (
 	return r, err
 }
 
-func (s tracedStore) CheckpointRun(ctx context.Context, r *runs.Run) error {
+func (s tracedStore) CheckpointRun(ctx context.Context, r *runs.Run, journal []JournalEntry) error {
 	ctx, span := tracing.Start(ctx, "turn.checkpoint", trace.WithAttributes(tracing.RunID.String(r.RunID), tracing.Step.Int(len(r.Steps))))
 	defer span.End()
-	err := s.Store.CheckpointRun(ctx, r)
-	if err != nil {
+	err := s.Store.CheckpointRun(ctx, r, journal)
+	switch {
+	case errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrAlreadyFinal):
+		span.SetAttributes(attribute.Bool("commonly.checkpoint.refused", true))
+	case err != nil:
 		tracing.Fail(span, "unavailable")
 	}
 	return err

@@ -34,7 +34,7 @@ func TestClosingARunLinksItsTrace(t *testing.T) {
 		t.Fatalf("run trace = %s/%s, want the request's %s/%s", run.TraceID, run.TraceSpanID, tracing.TraceID(reqCtx), tracing.SpanID(reqCtx))
 	}
 
-	r.clock.Set(run.CreatedAt.Add(turns.InterruptAfter + time.Millisecond))
+	r.clock.Set(run.CreatedAt.Add(turns.RunMaxLife + time.Millisecond))
 	sweepCtx, sweep := tracing.Start(context.Background(), "reaper.sweep", trace.WithNewRoot())
 	res, err := rc.Interrupt(sweepCtx, run.RunID)
 	sweep.End()

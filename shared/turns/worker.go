@@ -21,11 +21,22 @@ type Engine interface {
 type EngineTurn struct {
 	Install *Install
 	Run     *runs.Run
-	// Checkpoint saves progress of a running run (after each model step).
+	// Checkpoint saves progress of a running run (after each model step),
+	// with the journal's waiting entries: done, they are durable. An
+	// error wrapping ErrLeaseLost means another attempt holds the run:
+	// the engine stops at once (its context is cancelled too).
 	Checkpoint func(ctx context.Context, r *runs.Run) error
 	// Events receives what happens in the turn, for the run's event
 	// stream (events.go); never nil from the worker.
 	Events runs.Recorder
+	// Journal keeps what a takeover needs to go on (journal.go); never
+	// nil from the worker.
+	Journal Journal
+	// Resumed is set when this attempt took the run over from one that
+	// stopped: the journal it left and what it was. The engine prices
+	// the lost attempt onto the run and checkpoints it before anything it
+	// does is billed; an engine that cannot resume ends the run.
+	Resumed *Resumption
 }
 
 // EngineResult is what the worker needs back from an engine beyond the run.
@@ -102,10 +113,12 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	return &Worker{cfg: cfg, store: traced(cfg.Store), engines: cfg.Engines, installs: cfg.Installs, now: cfg.Now, log: cfg.Log}, nil
 }
 
-// execute claims the run and runs it. A run that is not claimable (a
-// retried dispatch, or one past ClaimWindow) is not run; if this
-// container ran it and could not write its final state, that state is
-// written now; if it is abandoned (deadline.go), it is closed
+// execute claims the run and runs it: its first claim, or a takeover of
+// a run whose worker stopped (its lease lapsed), which resumes it from
+// its journal. A run that is not claimable is not run: if this container
+// ran it and could not write its final state, that state is written now;
+// one held by a live lease fails the dispatch (ErrLeaseHeld), so that
+// Lambda tries it again later; one abandoned (deadline.go) is closed
 // interrupted, as the reaper would. It returns the run's latest state,
 // and an error wrapping ErrFinalWrite when the turn ran but its final
 // write failed (the dispatch must fail, so that Lambda retries it).
@@ -115,8 +128,13 @@ func (w *Worker) execute(ctx context.Context, runID string) (*runs.Run, error) {
 	}
 	run, err := w.store.ClaimRun(ctx, runID, w.now().UTC())
 	if errors.Is(err, ErrNotClaimable) {
-		if run == nil || !abandoned(run, w.now()) {
-			// Final, or still someone's: a worker's, or the next dispatch's.
+		now := w.now()
+		switch {
+		case run != nil && leased(run) && !run.Lease.Lapsed(now):
+			w.log.InfoContext(ctx, "run held by a live worker; the dispatch fails for a later retry", "runId", runID, "attempt", run.Attempts)
+			return run, fmt.Errorf("run %s: %w", runID, ErrLeaseHeld)
+		case run == nil || !abandoned(run, now):
+			// Final, or still someone's: the next dispatch's.
 			w.log.InfoContext(ctx, "run not claimable", "runId", runID, "status", statusOf(run))
 			return run, nil
 		}
@@ -125,7 +143,31 @@ func (w *Worker) execute(ctx context.Context, runID string) (*runs.Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("claim run %s: %w", runID, err)
 	}
-	return w.run(ctx, run)
+	var resumed *Resumption
+	if run.Attempts > 1 {
+		if resumed, err = w.resumption(ctx, run); err != nil {
+			// Held, not run: the lease lapses and the next dispatch tries.
+			return nil, fmt.Errorf("resume run %s: %w", runID, err)
+		}
+	}
+	return w.run(ctx, run, resumed)
+}
+
+// resumption reads what a taken-over run's stopped attempt left: its
+// journal and its sandboxes.
+func (w *Worker) resumption(ctx context.Context, run *runs.Run) (*Resumption, error) {
+	entries, err := w.store.ReadJournal(ctx, run.RunID)
+	if err != nil {
+		return nil, err
+	}
+	sandboxes, err := w.store.RunSandboxes(ctx, run.RunID)
+	if err != nil {
+		return nil, err
+	}
+	lastWrite := time.UnixMilli(run.Lease.PrevUntilMs - LeaseDuration.Milliseconds()).UTC()
+	return &Resumption{Entries: entries, Sandboxes: sandboxes, Lost: runs.LostAttempt{
+		Attempt: run.Lease.WrittenBy, LastWriteAt: lastWrite, ResumedAt: w.now().UTC(), Estimated: true,
+	}}, nil
 }
 
 // closeAbandoned closes an abandoned run as the reaper does
@@ -156,16 +198,31 @@ func statusOf(r *runs.Run) runs.Status {
 	return r.Status
 }
 
-func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run, err error) {
-	log := w.log.With("runId", run.RunID, "userId", run.UserID, "engine", run.Engine)
+func (w *Worker) run(ctx context.Context, run *runs.Run, resumed *Resumption) (final *runs.Run, err error) {
+	log := w.log.With("runId", run.RunID, "userId", run.UserID, "engine", run.Engine, "attempt", run.Attempts)
 	outcome := EngineResult{}
-	ev := newRunEvents(ctx, run, w.cfg.Events, w.now, log)
+	// A write refused for a newer attempt cancels the turn: the attempt
+	// stops at once and writes nothing more.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	journal := 0
+	if resumed != nil {
+		journal = len(resumed.Entries)
+	}
+	ev := newRunWriter(ctx, run, journal, w.cfg.Events, w.store.CheckpointRun, w.now, log, stop)
 	defer func() {
 		// Every path ends here: a panic in an engine, a cancelled context,
-		// an engine that forgot to finish. The run leaves with a final status.
+		// an engine that forgot to finish. The run leaves with a final
+		// status, unless another attempt took it over.
 		if p := recover(); p != nil {
 			log.ErrorContext(ctx, "turn panicked", "panic", fmt.Sprint(p))
 			run.End(runs.StatusFailed, runs.ErrUnknown, "internal error", w.now())
+		}
+		if lost := context.Cause(ctx); errors.Is(lost, ErrLeaseLost) || errors.Is(lost, ErrAlreadyFinal) {
+			ev.stop()
+			log.WarnContext(ctx, "attempt stopped: the run is another's", "err", lost)
+			final, err = nil, nil
+			return
 		}
 		if !run.Status.Final() {
 			if ctx.Err() != nil {
@@ -179,11 +236,13 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run, err e
 	}()
 
 	inst, err := w.installs.get(ctx, run.InstallID)
-	started := runs.RunStarted{Engine: run.Engine}
-	if inst != nil {
-		started.Model = inst.Model
+	if resumed == nil {
+		started := runs.RunStarted{Engine: run.Engine}
+		if inst != nil {
+			started.Model = inst.Model
+		}
+		ev.Record(started)
 	}
-	ev.Record(started)
 	if err != nil {
 		log.ErrorContext(ctx, "install unavailable", "err", err)
 		run.End(runs.StatusFailed, runs.ErrConfig, "the install could not be read", w.now())
@@ -196,7 +255,7 @@ func (w *Worker) run(ctx context.Context, run *runs.Run) (final *runs.Run, err e
 		outcome.Infrastructure = true
 		return
 	}
-	outcome = engine.Run(ctx, EngineTurn{Install: inst, Run: run, Checkpoint: ev.checkpoint(w.store.CheckpointRun), Events: ev})
+	outcome = engine.Run(ctx, EngineTurn{Install: inst, Run: run, Checkpoint: ev.checkpoint, Events: ev, Journal: ev, Resumed: resumed})
 	log.InfoContext(ctx, "turn finished", "status", run.Status, "errorKind", run.ErrorKind, "costMicros", int64(run.CostMicros), "steps", len(run.Steps))
 	return
 }

@@ -63,22 +63,24 @@ func TestExecuteClaimsOnce(t *testing.T) {
 	}
 }
 
-// A worker that died mid-turn leaves its run running; a later dispatch
-// closes it as interrupted, and gives the turn back, once it is abandoned:
-// MaxTurnDuration after the claim, plus the grace.
+// A worker that died mid-turn leaves its run running under its lease. A
+// later dispatch fails while the lease lives (Lambda tries it again
+// later) and, once it lapsed, closes a run with no attempts left as
+// interrupted, giving the turn back.
 func TestAbandonedRunIsClosedByALaterDispatch(t *testing.T) {
 	r, id := queued(t, rigOpts{})
 	claimed, err := r.st.ClaimRun(context.Background(), id, r.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	until := turns.OpenUntil(claimed)
-	if until.Sub(*claimed.StartedAt) <= turns.MaxTurnDuration || until.After(claimed.CreatedAt.Add(turns.InterruptAfter)) {
-		t.Fatalf("a running run is open until %s: claimed %s, admitted %s", until, claimed.StartedAt, claimed.CreatedAt)
+	if claimed.Attempts != 1 || claimed.MaxAttempts != turns.DefaultMaxAttempts || claimed.Lease.Token == "" ||
+		!claimed.Lease.Until().Equal(r.clock.Now().Add(turns.LeaseDuration)) || claimed.Lease.WrittenBy != 1 {
+		t.Fatalf("claimed %+v", claimed)
 	}
-	r.clock.Set(until)
-	if run, err := r.worker.Execute(context.Background(), id); err != nil || run.Status != runs.StatusRunning {
-		t.Fatalf("within the turn's lifetime: %+v, %v", run, err)
+	r.setAttempts(t, id, turns.DefaultMaxAttempts)
+	r.clock.Set(claimed.Lease.Until())
+	if run, err := r.worker.Execute(context.Background(), id); !errors.Is(err, turns.ErrLeaseHeld) || run.Status != runs.StatusRunning {
+		t.Fatalf("within the lease: %+v, %v", run, err)
 	}
 	r.clock.Advance(time.Millisecond)
 	if _, err := r.worker.Execute(context.Background(), id); err != nil {

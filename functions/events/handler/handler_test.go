@@ -95,7 +95,7 @@ func (r *rig) running(t *testing.T, id string) (*runs.Run, *runs.EventLog) {
 	log.Record(runs.ModelFinished{Step: 0, Model: "m", PromptTokens: 10, CompletionTokens: 2, CostMicros: 5, FinishReason: "tool_calls"})
 	log.Record(runs.ToolStarted{Step: 0, CallID: "c1", Name: "commonly_run_code", Args: `{"code":"print(1)"}`})
 	log.Record(runs.SandboxCreated{SandboxID: "sb-1", Provider: "local"})
-	if err := r.st.SaveRunEvents(ctx, id, log.Snapshot()); err != nil {
+	if err := r.st.SaveRunEvents(ctx, id, claimed.Attempts, claimed.Lease, log.Snapshot()); err != nil {
 		t.Fatal(err)
 	}
 	return claimed, log

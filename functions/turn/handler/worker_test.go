@@ -2,6 +2,7 @@ package handler_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -37,11 +38,12 @@ func TestEveryPathReachesAFinalStatus(t *testing.T) {
 	}
 }
 
-// A worker that timed out leaves its run running; Lambda's retry of the
-// dispatch, a minute later, closes it as interrupted and gives the turn
-// back. (A worker that died early gets a retry that finds the run in its
-// lifetime and leaves it: the reaper closes it, shared/turns.)
-func TestRetriedDispatchClosesAnAbandonedRun(t *testing.T) {
+// A worker that stopped leaves its run running under its lease. Lambda's
+// retry of the dispatch while the lease lives fails, so that Lambda tries
+// again later; once it lapsed, the retry takes the run over (attempt 2)
+// and the turn runs to its end; one past its attempts is closed
+// interrupted and the turn given back.
+func TestRetriedDispatchResumesAStoppedRun(t *testing.T) {
 	var fl fakeLambda
 	e := newEnv(t, envOpts{dispatcher: func(*turns.Worker) turns.Dispatcher {
 		return handler.LambdaDispatcher{Client: &fl, FunctionName: "turn-fn"}
@@ -53,27 +55,20 @@ func TestRetriedDispatchClosesAnAbandonedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	claimedAt := e.clock.Now()
-	// A retry within the turn's lifetime leaves it alone.
+	e.clock.Set(claimedAt.Add(time.Second))
+	if _, err := e.h.Invoke(context.Background(), fl.payloads[0]); !errors.Is(err, turns.ErrLeaseHeld) {
+		t.Fatalf("a retry within the lease: %v", err)
+	}
+	if run := decode[runs.Run](t, e.do(t, withParam(event(t, "get-run.json"), "runId", id)).Body); run.Status != runs.StatusRunning {
+		t.Fatalf("an early retry changed the run: %s", run.Status)
+	}
+	// Lambda's retry a minute later.
 	e.clock.Set(claimedAt.Add(time.Minute))
 	if _, err := e.h.Invoke(context.Background(), fl.payloads[0]); err != nil {
 		t.Fatal(err)
 	}
-	if run := decode[runs.Run](t, e.do(t, withParam(event(t, "get-run.json"), "runId", id)).Body); run.Status != runs.StatusRunning {
-		t.Fatalf("early retry changed the run: %s", run.Status)
-	}
-	// Lambda's retry a minute after the invocation timed out.
-	e.clock.Set(claimedAt.Add(turns.MaxTurnDuration + time.Minute))
-	if _, err := e.h.Invoke(context.Background(), fl.payloads[0]); err != nil {
-		t.Fatal(err)
-	}
 	run := decode[runs.Run](t, e.do(t, withParam(event(t, "get-run.json"), "runId", id)).Body)
-	if run.Status != runs.StatusInterrupted || run.ErrorKind != runs.ErrInterrupted || !run.Refunded {
-		t.Fatalf("stale run = %s %s refunded=%v", run.Status, run.ErrorKind, run.Refunded)
-	}
-	if e.native.calls != 0 {
-		t.Error("a claimed run must never be run again")
-	}
-	if u := decode[map[string]any](t, e.do(t, event(t, "usage.json")).Body); u["turnsUsed"] != 0.0 {
-		t.Errorf("usage = %v", u)
+	if run.Status != runs.StatusSucceeded || run.Attempts != 2 || e.native.calls != 1 {
+		t.Fatalf("resumed run = %s, %d attempts, ran %d times", run.Status, run.Attempts, e.native.calls)
 	}
 }

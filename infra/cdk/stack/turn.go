@@ -12,6 +12,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/commonly/runtime/shared/secrets"
+	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -115,13 +116,19 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 	// updated, a user's day updated in the admission transaction (with
 	// its plan's condition check), an install updated; the sandbox cap's
 	// slots taken (put), read (a shard's slots with one Query) and freed
-	// (a conditional delete). A write elsewhere (another kind's items, a
-	// put in a user's partition, a ConditionCheck of an install) is denied.
+	// (a conditional delete); a run's journal entries put (with the run,
+	// in its checkpoints' transactions) and read back (one Query) by the
+	// attempt that takes a stopped worker's run over, with that run's
+	// sandboxes (the runSandboxes index). A write elsewhere (another
+	// kind's items, a put in a user's partition, a ConditionCheck of an
+	// install) is denied.
 	grantTable(fn.Role, d.State, []string{"GetItem", "BatchGetItem"})
-	grantKeys(fn.Role, d.State, []string{"PutItem"}, installKeys, planKeys, idemKeys, sandboxKeys, slotKeys)
+	grantKeys(fn.Role, d.State, []string{"PutItem"}, installKeys, planKeys, idemKeys, sandboxKeys, slotKeys, journalKeys)
 	grantKeys(fn.Role, d.State, []string{"UpdateItem"}, installKeys, userKeys, sandboxKeys)
 	grantKeys(fn.Role, d.State, []string{"ConditionCheckItem"}, planKeys)
-	grantKeys(fn.Role, d.State, []string{"DeleteItem", "Query"}, slotKeys)
+	grantKeys(fn.Role, d.State, []string{"DeleteItem"}, slotKeys)
+	grantKeys(fn.Role, d.State, []string{"Query"}, slotKeys, journalKeys)
+	grantIndexes(fn.Role, d.State, []string{"Query"}, tablekeys.RunSandboxesIndex)
 	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem"})
 	// Invoking itself: in a policy of its own, which the function does
 	// not depend on (the role's default policy would make a cycle).
