@@ -49,7 +49,7 @@ func banner(ctx context.Context, out io.Writer, st *localstack.Stack, do *doRunt
 	line("", "%s (%s)", events.path, kept)
 	line("reaper", "every %s (REAPER_INTERVAL), %s:", st.ReaperEvery(), reaperSources(st.ReaperConfig))
 	line("", "kills those past %s (SANDBOX_LIFETIME) + %s, closes runs open %s as interrupted",
-		st.ReaperConfig.Lifetime, reaper.DefaultGrace, turns.InterruptAfter)
+		st.ReaperConfig.Lifetime, reaper.DefaultGrace, turns.RunMaxLife)
 	line("DO", "%s", do.label(st.Env))
 	line("model", "%s", modelLabel(cfg))
 	line("sandbox", "%s", sandboxLabel(cfg))
