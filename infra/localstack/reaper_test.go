@@ -98,8 +98,10 @@ func TestLocalReaperOnItsTicker(t *testing.T) {
 	if _, err := dead.Execute(ctx, sandbox.Python, "1"); !errors.Is(err, sandbox.ErrLost) {
 		t.Errorf("the dead worker's session still runs code: %v", err)
 	}
-	if live := box.Live(); len(live) != 1 || live[0].ID != young.ID() {
-		t.Errorf("live sessions %v, want only the young one", live)
+	for live, err := range box.ListSandboxes(ctx, st.Env["STAGE"]) {
+		if err != nil || len(live) != 1 || live[0].ID != young.ID() {
+			t.Errorf("live sessions %v %v, want only the young one", live, err)
+		}
 	}
 	if rec, _, _ := storetest.Sandbox(ctx, db, tables.State, dead.ID()); rec.Status != sandbox.StatusKilled {
 		t.Errorf("record %+v", rec)

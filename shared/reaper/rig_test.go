@@ -81,15 +81,15 @@ func newRig(t testing.TB) *rig {
 }
 
 // reaper is the rig's reaper with cfg's settings over the rig's parts
-// (cfg.E2B, Registry and Runs left nil are the rig's E2B and store, and
-// no runs).
+// (cfg.Providers, Registry and Runs left nil are the rig's E2B and
+// store, and no runs).
 func (r *rig) reaper(t testing.TB, cfg reaper.Config) *reaper.Reaper {
 	t.Helper()
 	if cfg.Stage == "" {
 		cfg.Stage = e2btest.DefaultStage
 	}
-	if cfg.E2B == nil {
-		cfg.E2B = r.api
+	if cfg.Providers == nil {
+		cfg.Providers = []sandbox.Inventory{r.api}
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = r.st

@@ -234,7 +234,7 @@ func (p *Provider) Create(ctx context.Context, meta sandbox.Meta) (sandbox.Sessi
 		release()
 		return nil, err
 	}
-	s := &Session{p: p, id: "local-" + randomHex(8), fs: fs, release: release, runSlot: make(chan struct{}, 1), started: p.cfg.Now()}
+	s := &Session{p: p, id: "local-" + randomHex(8), runID: meta.RunID, fs: fs, release: release, runSlot: make(chan struct{}, 1), started: p.cfg.Now()}
 	s.mu.Lock()
 	s.expiry = p.afterFunc(p.cfg.Lifetime, func() { _ = s.Kill(context.Background()) })
 	s.mu.Unlock()
