@@ -60,13 +60,6 @@ const (
 	MetricSweepDuration        = "SweepDuration"
 )
 
-// MetricNames are every metric a sweep emits.
-var MetricNames = []string{
-	MetricSandboxesListed, MetricSandboxesExpired, MetricSandboxesKilled, MetricSandboxesAlreadyGone,
-	MetricSandboxKillFailures, MetricSandboxesLeft, MetricSourceFailures, MetricRunsInterrupted,
-	MetricRunsRefunded, MetricRunInterruptFailures, MetricSweepDuration,
-}
-
 // emit writes the sweep's metrics and its one log line.
 func (r *Reaper) emit(ctx context.Context, rep Report) {
 	count := func(name string, v int) metrics.Metric {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -163,6 +164,15 @@ func (r *rig) metrics(t testing.TB) map[string]float64 {
 	}
 	if dims := aws["Dimensions"].([]any); len(dims) != 1 || len(dims[0].([]any)) != 0 {
 		t.Errorf("dimensions %v, want none", dims)
+	}
+	// The event declares MetricNames and no other (the CDK stack's
+	// dashboard shows each).
+	var declared []string
+	for _, m := range aws["Metrics"].([]any) {
+		declared = append(declared, m.(map[string]any)["Name"].(string))
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(declared)), slices.Sorted(slices.Values(reaper.MetricNames))) {
+		t.Errorf("metrics declared %v, want %v", declared, reaper.MetricNames)
 	}
 	return out
 }
