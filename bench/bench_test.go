@@ -17,8 +17,8 @@ import (
 
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/bench/internal/turnstack"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/localstack"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/runs"
 )
 
@@ -129,8 +129,10 @@ func TestTurnThroughTheAPI(t *testing.T) {
 	// The first turn of a container reads the install with the plan in
 	// one batch; the worker finds it in the container's cache.
 	// The final write is a PutItem: the run's cost goes to the day through
-	// the alarm function's ledger, not in the turn's transaction.
-	if calls["BatchGetItem"] != 1 || calls["GetItem"] != 0 || calls["TransactWriteItems"] != 1 || calls["UpdateItem"] != 1 || calls["PutItem"] != script.Steps {
+	// the alarm function's ledger, not in the turn's transaction. Each
+	// checkpoint (before each model call but the first, and before the
+	// post) carries the turn's journal: a transaction with its entries.
+	if calls["BatchGetItem"] != 1 || calls["GetItem"] != 0 || calls["TransactWriteItems"] != 1+script.Steps || calls["UpdateItem"] != 1 || calls["PutItem"] != 1 {
 		t.Errorf("DynamoDB calls %v", calls)
 	}
 	if _, err := r.st.Turn.Store.GetRun(ctx, done.RunID); err != nil {
@@ -157,13 +159,14 @@ func TestTurnThroughTheAPI(t *testing.T) {
 
 	// A warm turn reads nothing: the install is cached and the plan
 	// remembered (the admission checks it), so 2 fixed writes (admission,
-	// final), the claim and a checkpoint per model step but the last.
+	// final), the claim, a checkpoint per model step but the first, and
+	// the one before the post: one call more than before the journal.
 	calls0 = r.counter.Snapshot()
 	if _, err := r.client.Turn(ctx); err != nil {
 		t.Fatal(err)
 	}
 	calls = r.counter.Snapshot().Sub(calls0)
-	if calls.Total() != 3+script.Steps-1 || calls["TransactWriteItems"] != 1 || calls["UpdateItem"] != 1 || calls["PutItem"] != script.Steps {
+	if calls.Total() != 3+script.Steps || calls["TransactWriteItems"] != 1+script.Steps || calls["UpdateItem"] != 1 || calls["PutItem"] != 1 {
 		t.Errorf("DynamoDB calls of a warm turn %v", calls)
 	}
 }

@@ -15,11 +15,13 @@
 //     interfaces, and each adapter's `var _` check stands beside it.
 //   - No production package imports a test-support package (a package
 //     whose name ends in "test": llmtest, e2btest, ledgertest, ...).
-//   - Tests and test-support packages under shared/ never import a
-//     function or the benchmarks. They may import the local AWS
-//     stand-ins (infra/awslocal/...) from external _test packages and
-//     test-support packages only: the domain's integration tests run the
-//     real store on the embedded DynamoDB, the project's "real, not a toy"
-//     bar, and a package's own (internal) tests stay free of them.
+//   - Nothing under shared/, tests and test-support packages included,
+//     imports a function, the infrastructure (infra/...) or the
+//     benchmarks, directly or through what it imports. External _test
+//     packages and test-support packages may import the embedded DynamoDB
+//     (internal/dynamodblocal, and internal/awscalls it serves through):
+//     the domain's integration tests run the real store on it, the
+//     project's "real, not a toy" bar; a package's own (internal) tests
+//     stay free of it.
 //   - No function's bootstrap links a stand-in or a test-support package.
 package shared

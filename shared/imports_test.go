@@ -46,10 +46,19 @@ func goList(t *testing.T, args ...string) []listed {
 
 // forbiddenInProduction are the trees no production package under
 // shared/ imports (package doc).
-var forbiddenInProduction = []string{
+var forbiddenInProduction = append([]string{
 	module + "functions/", module + "infra/", module + "bench/", module + "api",
 	"github.com/aws/aws-lambda-go/",
-}
+}, testServers...)
+
+// forbiddenInTests are the trees nothing under shared/, tests included,
+// imports, directly or through what it imports.
+var forbiddenInTests = []string{module + "functions/", module + "infra/", module + "bench/"}
+
+// testServers are the packages outside infra/ that stand in for AWS in the
+// domain's tests: the embedded DynamoDB and the recorder of AWS calls it
+// serves through. No production code links them.
+var testServers = []string{module + "internal/dynamodblocal", module + "internal/awscalls"}
 
 // adapters are the concrete adapters under shared/: the functions wire
 // them; another production package imports one only where allowed.
@@ -61,6 +70,7 @@ var adapters = []string{
 	module + "shared/secrets",
 	module + "shared/engine/durableobject",
 	module + "shared/engine/native",
+	module + "shared/dispatch",
 }
 
 // adapterUses are the production edges to an adapter, each with why the
@@ -71,8 +81,9 @@ var adapterUses = map[string]string{}
 // testsMayImport are the trees tests (external _test packages) and
 // test-support packages under shared/ may import beyond shared/ itself.
 var testsMayImport = map[string]string{
-	module + "infra/awslocal/":      "the local AWS stand-ins: the domain's integration tests run the real store on the embedded DynamoDB",
-	"github.com/aws/aws-lambda-go/": "the event types of the embedded DynamoDB's stream mapping (ledgertest feeds the ledger from it)",
+	module + "internal/dynamodblocal": "the embedded DynamoDB: the domain's integration tests run the real store on it",
+	module + "internal/awscalls":      "the AWS calls the embedded DynamoDB served, counted by the reaper's sweep benchmark",
+	"github.com/aws/aws-lambda-go/":   "the event types of the embedded DynamoDB's stream mapping (ledgertest feeds the ledger from it)",
 }
 
 func short(p string) string { return strings.TrimPrefix(p, module) }
@@ -146,7 +157,7 @@ func TestDomainTestsImportNoFunction(t *testing.T) {
 					allowed = allowed || strings.HasPrefix(imp, tree)
 				}
 				if !allowed || !standIns {
-					t.Errorf("%s's %s imports %s: the domain's tests import no function, benchmark or CDK code; stand-ins only from external tests and test-support packages", short(p.ImportPath), kind, short(imp))
+					t.Errorf("%s's %s imports %s: the domain's tests import no function, stand-in under infra/, benchmark or CDK code; the embedded DynamoDB only from external tests and test-support packages", short(p.ImportPath), kind, short(imp))
 				}
 			}
 		}
@@ -158,11 +169,21 @@ func TestDomainTestsImportNoFunction(t *testing.T) {
 	}
 }
 
+// Nothing under shared/, tests included, depends on a function, the
+// infrastructure or the benchmarks, even through the test servers it uses.
+func TestDomainTestsDependOnNoInfrastructure(t *testing.T) {
+	for _, dep := range goList(t, "-deps", "-test", "./...") {
+		if under(dep.ImportPath, forbiddenInTests) {
+			t.Errorf("the domain's tests depend on %s", short(dep.ImportPath))
+		}
+	}
+}
+
 // The functions' bootstraps link no stand-in and no test double.
 func TestNoBootstrapLinksAStandIn(t *testing.T) {
 	deps := goList(t, "-deps", "../functions/turn", "../functions/alarm", "../functions/reaper")
 	for _, d := range deps {
-		if strings.HasPrefix(d.ImportPath, module+"infra/") || (strings.HasPrefix(d.ImportPath, module) && isTestSupport(d)) {
+		if strings.HasPrefix(d.ImportPath, module+"infra/") || under(d.ImportPath, testServers) || (strings.HasPrefix(d.ImportPath, module) && isTestSupport(d)) {
 			t.Errorf("a function's bootstrap links %s", short(d.ImportPath))
 		}
 	}

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/rie"
 	"github.com/commonly/runtime/infra/localstack"
+	"github.com/commonly/runtime/internal/awscalls"
 	"github.com/commonly/runtime/shared/ledger"
 	"github.com/commonly/runtime/shared/store"
 )

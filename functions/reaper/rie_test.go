@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/functions/reaper/handler"
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/rie"
 	"github.com/commonly/runtime/infra/localstack"
+	"github.com/commonly/runtime/internal/awscalls"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/e2b"

@@ -2,8 +2,6 @@
 // AWS services the runtime calls, so that the real SDK clients and the
 // real handlers run on a machine without an AWS account or Docker:
 //
-//   - dynamodblocal: DynamoDB's JSON API in process (patched minidyn),
-//     with Streams, the event source mapping to a handler, and TTL;
 //   - eventbridgelocal: EventBridge's PutEvents;
 //   - apigatewaylocal: API Gateway's HTTP API with its JWT authorizer,
 //     in front of the turn function's handler;
@@ -11,9 +9,13 @@
 //     invocations of itself;
 //   - secretsmanagerlocal: Secrets Manager's GetSecretValue;
 //   - rie: the Lambda Runtime Interface Emulator running a bootstrap;
-//   - awscalls: the AWS calls a function's code makes, recorded on its
-//     clients or by the stand-ins above serving them, for the check of
-//     each IAM role against them (infra/cdk/stack).
+//   - runtimeapi: Lambda's Runtime API for one environment, which a real
+//     bootstrap polls, showing each response as it arrives (a streamed
+//     one chunk by chunk) and a runtime that died.
+//
+// The embedded DynamoDB (internal/dynamodblocal) and the recorder of AWS
+// calls the stand-ins serve (internal/awscalls) live outside infra/, so
+// that the domain's tests use them without importing the infrastructure.
 //
 // The local stack (infra/local, `make run`), `make invoke` (infra/invoke),
 // the tests and the benchmarks all use these packages. None of them is

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 )
 
 // turnOrder is the order the turn's event files tell a story in: an

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
 	"github.com/commonly/runtime/infra/localstack"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 )
 
 // config is one `make invoke`.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 )
 
 // make run prints the command that renders the local stack's report: it

@@ -24,8 +24,6 @@ type Bootstrap struct {
 	mu   sync.Mutex // one invocation at a time
 }
 
-type bootstrap = Bootstrap
-
 // Bootstrap runs fn's bootstrap (path) under the emulator
 // (Config.Emulator) with exactly the stack's environment, env over it,
 // and the stand-ins' endpoints: nothing of this process's own, as in a
@@ -34,17 +32,6 @@ type bootstrap = Bootstrap
 // asynchronous invocations of itself (make invoke). The stack stops it
 // at Close.
 func (st *Stack) Bootstrap(fn Function, path string, env map[string]string, logs io.Writer) (*Bootstrap, error) {
-	b, err := st.startBootstrap(fn, path, env, logs)
-	if err != nil {
-		return nil, err
-	}
-	if fn == Turn && st.worker == nil {
-		st.worker = b
-	}
-	return b, nil
-}
-
-func (st *Stack) startBootstrap(fn Function, path string, env map[string]string, logs io.Writer) (*Bootstrap, error) {
 	if st.cfg.Emulator == "" {
 		return nil, errors.New("a bootstrap needs the emulator (Config.Emulator)")
 	}
@@ -61,6 +48,9 @@ func (st *Stack) startBootstrap(fn Function, path string, env map[string]string,
 	b := &Bootstrap{fn: fn, emu: emu, home: home}
 	st.mu.Lock()
 	st.bootstraps = append(st.bootstraps, b)
+	if fn == Turn && st.worker == nil {
+		st.worker = b
+	}
 	st.mu.Unlock()
 	return b, nil
 }
@@ -108,13 +98,26 @@ type FunctionError struct{ Type, Message string }
 
 func (e *FunctionError) Error() string { return e.Type + ": " + e.Message }
 
-// KillWorker ends the worker's process (Config.Worker) with SIGKILL,
-// mid-turn if a turn runs: Lambda retries the invocation.
+// invoker runs the turn function's asynchronous invocations in a
+// process of its own: the worker's environment (Config.Worker) or the
+// turn's bootstrap under the emulator (make invoke).
+type invoker interface {
+	Invoke(ctx context.Context, payload []byte) ([]byte, error)
+	Kill() error
+}
+
+// KillWorker ends the process the turn's dispatches run in (Config.Worker,
+// or the turn's bootstrap) with SIGKILL, mid-turn if a turn runs: the
+// invocation fails (Runtime.ExitError) and the Lambda stand-in retries it
+// in a new process.
 func (st *Stack) KillWorker() error {
-	if st.worker == nil {
+	st.mu.Lock()
+	w := st.worker
+	st.mu.Unlock()
+	if w == nil {
 		return errors.New("no worker process (Config.Worker)")
 	}
-	return st.worker.Kill()
+	return w.Kill()
 }
 
 // Invocation is one attempt of an asynchronous invocation the Lambda
@@ -141,7 +144,10 @@ func (st *Stack) Invocations() []Invocation {
 // this process otherwise, with the function's timeout. An error fails
 // the attempt, and the stand-in retries it.
 func (st *Stack) invokeAsync(ctx context.Context, payload []byte) error {
-	if st.worker == nil {
+	st.mu.Lock()
+	w := st.worker
+	st.mu.Unlock()
+	if w == nil {
 		if st.Turn == nil {
 			return errors.New("no turn function runs in the stack")
 		}
@@ -151,7 +157,7 @@ func (st *Stack) invokeAsync(ctx context.Context, payload []byte) error {
 		return err
 	}
 	inv := Invocation{Payload: payload}
-	inv.Answer, inv.Err = st.worker.Invoke(ctx, payload)
+	inv.Answer, inv.Err = w.Invoke(ctx, payload)
 	inv.At = time.Now()
 	st.mu.Lock()
 	st.invocations = append(st.invocations, inv)

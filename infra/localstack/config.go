@@ -10,9 +10,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
+	"github.com/commonly/runtime/internal/awscalls"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/tracing"
 )
 
@@ -118,13 +118,15 @@ type Config struct {
 	Retries    *int
 	RetryDelay time.Duration
 	// Emulator is the Lambda Runtime Interface Emulator's binary
-	// (aws-lambda-rie), for bootstraps.
+	// (aws-lambda-rie), for bootstraps (Stack.Bootstrap).
 	Emulator string
 	// Worker, when set, is the turn function's bootstrap: each dispatched
-	// turn runs in it under the emulator, a worker in a process of its
-	// own (Stack.KillWorker), instead of in this process. The API stays
-	// in this process.
-	Worker string
+	// turn runs in it, a worker in a process of its own that polls the
+	// Runtime API stand-in (infra/awslocal/runtimeapi) as in AWS and that
+	// a test may kill (Stack.KillWorker), instead of in this process. The
+	// API stays in this process. WorkerLogs, when set, gets its output.
+	Worker     string
+	WorkerLogs io.Writer
 }
 
 // Faults wraps what the stack delivers, so that a run can inject

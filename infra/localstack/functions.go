@@ -16,7 +16,7 @@ import (
 	reaperhandler "github.com/commonly/runtime/functions/reaper/handler"
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/sandbox/local"
 )
 

@@ -23,10 +23,10 @@ import (
 	eventshandler "github.com/commonly/runtime/functions/events/handler"
 	reaperapp "github.com/commonly/runtime/functions/reaper/app"
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
 	"github.com/commonly/runtime/infra/awslocal/lambdalocal"
 	"github.com/commonly/runtime/infra/awslocal/secretsmanagerlocal"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/sandbox/local"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/tracing"
@@ -79,11 +79,12 @@ type Stack struct {
 	api    *http.Server
 	model  *http.Server
 	pods   *http.Server
-	worker *bootstrap // Config.Worker, or the turn's bootstrap in make invoke
+	worker invoker // Config.Worker's environment, or the turn's bootstrap (make invoke)
+	owned  *worker // Config.Worker's, closed at Close
 
 	mu          sync.Mutex
 	invocations []Invocation
-	bootstraps  []*bootstrap
+	bootstraps  []*Bootstrap
 
 	stopAlarm  func()
 	stopReaper context.CancelFunc
@@ -119,9 +120,10 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		tracing.InstrumentAWS(&st.aws)
 	}
 	if cfg.Worker != "" {
-		if st.worker, err = st.startBootstrap(Turn, cfg.Worker, nil, nil); err != nil {
+		if st.owned, err = st.startWorker(cfg.Worker); err != nil {
 			return st, fmt.Errorf("worker: %w", err)
 		}
+		st.worker = st.owned
 	}
 	return st, st.wire(ctx)
 }
@@ -253,6 +255,9 @@ func (st *Stack) Close() {
 	st.mu.Unlock()
 	for _, b := range slices.Backward(bs) {
 		b.close()
+	}
+	if st.owned != nil {
+		st.owned.close()
 	}
 	if st.DB != nil {
 		_ = st.DB.Close()

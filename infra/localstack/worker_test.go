@@ -1,6 +1,9 @@
 package localstack_test
 
 import (
+	"os/exec"
+	"path/filepath"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
-	"github.com/commonly/runtime/infra/awslocal/rie"
 	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/runs"
@@ -18,31 +24,26 @@ import (
 )
 
 // Issue 34 (Locally as in AWS): a turn's worker runs in a process of its
-// own, the production bootstrap under the emulator, which dies mid-turn
+// own, the production bootstrap on the Runtime API stand-in, which dies mid-turn
 // (its model call in flight): killed with SIGKILL, or past the function's
 // timeout. The Lambda stand-in retries the failed invocation after its
 // delay, as Lambda retries an asynchronous one, a crash or a timeout
 // alike, with the same payload; the stack keeps its tables: the run is
-// still there for whoever resumes or reaps it. `make test` sets RIE_BIN
-// and TURN_BOOTSTRAP.
+// still there for whoever resumes or reaps it. `make test` sets
+// TURN_BOOTSTRAP.
 func TestKilledWorkerIsRetried(t *testing.T) {
-	t.Run("killed", func(t *testing.T) { workerDies(t, "Runtime.ExitError", "", (*localstack.Stack).KillWorker) })
-	t.Run("timed out", func(t *testing.T) {
-		workerDies(t, "Sandbox.Timedout", "2", func(*localstack.Stack) error { return nil })
-	})
-}
-
-func workerDies(t *testing.T, errorType, timeout string, die func(*localstack.Stack) error) {
-	rieBin, bootstrap := rie.Binaries(t, os.Getenv, "TURN_BOOTSTRAP")
+	bootstrap := os.Getenv("TURN_BOOTSTRAP")
+	if bootstrap == "" {
+		t.Skip("TURN_BOOTSTRAP is set by `make test`")
+	}
 	const key = "sk-worker-test"
 	model := llmtest.NewServer(key, llmtest.Hang(), llmtest.Text("answered after the retry"))
 	model.HangLimit = time.Minute
 	secret := []byte("worker-test")
 	st := localstack.StartTest(t, localstack.Config{
-		Env: map[string]string{"LLM_BASE_URL": "", "LLM_API_KEY": key, "LLM_MODEL": "deepseek-v4-flash", "SANDBOX": "local",
-			"AWS_LAMBDA_FUNCTION_TIMEOUT": timeout},
+		Env:       map[string]string{"LLM_BASE_URL": "", "LLM_API_KEY": key, "LLM_MODEL": "deepseek-v4-flash", "SANDBOX": "local"},
 		Functions: []localstack.Function{localstack.Turn}, Model: model, JWTSecret: secret,
-		Emulator: rieBin, Worker: bootstrap, RetryDelay: 50 * time.Millisecond,
+		Worker: bootstrap, WorkerLogs: testWriter{t}, RetryDelay: 50 * time.Millisecond,
 	})
 	ctx := context.Background()
 	admin, _ := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, time.Now())
@@ -61,14 +62,14 @@ func workerDies(t *testing.T, errorType, timeout string, die func(*localstack.St
 			t.Fatal("the worker never called the model")
 		}
 	}
-	if err := die(st); err != nil {
+	if err := st.KillWorker(); err != nil {
 		t.Fatal(err)
 	}
 	st.Lambda.Wait()
 	invs := st.Invocations()
 	var fnErr *localstack.FunctionError
-	if len(invs) < 2 || !errors.As(invs[0].Err, &fnErr) || fnErr.Type != errorType {
-		t.Fatalf("attempts %+v, want a failed one (%s), then a retry", invs, errorType)
+	if len(invs) < 2 || !errors.As(invs[0].Err, &fnErr) || fnErr.Type != "Runtime.ExitError" {
+		t.Fatalf("attempts %+v, want a failed one (Runtime.ExitError), then a retry", invs)
 	}
 	for _, inv := range invs[1:] {
 		if string(inv.Payload) != string(invs[0].Payload) {
@@ -85,4 +86,48 @@ func workerDies(t *testing.T, errorType, timeout string, die func(*localstack.St
 	if got, err := sts.GetRun(ctx, run.RunID); err != nil || got.Status == "" {
 		t.Errorf("the run after the worker's death: %+v %v", got, err)
 	}
+}
+
+// A crash and a timeout alike: the worker's invocation fails, and the
+// Lambda stand-in tries it twice more, each in a fresh runtime, after its
+// delay. The worker here is the Runtime API stand-in's own test function
+// (infra/awslocal/runtimeapi/testdata/fn), told to exit or to sleep past
+// the function's one-second timeout.
+func TestFailedWorkerInvocationIsRetriedTwice(t *testing.T) {
+	fn := filepath.Join(t.TempDir(), "bootstrap")
+	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", fn, "../awslocal/runtimeapi/testdata/fn")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the test function: %v\n%s", err, out)
+	}
+	st := localstack.StartTest(t, localstack.Config{Env: map[string]string{"AWS_LAMBDA_FUNCTION_TIMEOUT": "1"}, Worker: fn, RetryDelay: 20 * time.Millisecond})
+	ctx := context.Background()
+	for _, c := range []struct{ payload, errorType string }{
+		{`{"do":"exit"}`, "Runtime.ExitError"},
+		{`{"do":"sleep","ms":3000}`, "Sandbox.Timedout"},
+	} {
+		before := len(st.Invocations())
+		if _, err := st.Lambda.Client().Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(st.Env["AWS_LAMBDA_FUNCTION_NAME"]),
+			InvocationType: types.InvocationTypeEvent, Payload: []byte(c.payload)}); err != nil {
+			t.Fatal(err)
+		}
+		st.Lambda.Wait()
+		invs := st.Invocations()[before:]
+		if len(invs) != 3 {
+			t.Fatalf("%s: %d attempts, want 3 (Lambda's two retries)", c.payload, len(invs))
+		}
+		for i, inv := range invs {
+			var fnErr *localstack.FunctionError
+			if !errors.As(inv.Err, &fnErr) || fnErr.Type != c.errorType || string(inv.Payload) != c.payload {
+				t.Errorf("%s: attempt %d: %v, want %s", c.payload, i+1, inv.Err, c.errorType)
+			}
+		}
+	}
+}
+
+// testWriter logs what it is given in t (a process's output).
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Logf("%s", b)
+	return len(b), nil
 }

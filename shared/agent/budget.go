@@ -29,7 +29,7 @@ type spent struct {
 }
 
 func spentBy(r *runs.Run) spent {
-	return spent{calls: len(r.Steps), tokens: r.Tokens.Total, cost: r.Cost.Total()}
+	return spent{calls: len(r.Steps) + r.LostModelCalls(), tokens: r.Tokens.Total, cost: r.Cost.Total()}
 }
 
 // remaining is the wall time left, never negative; it is the deadline of

@@ -56,9 +56,25 @@ func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) *Erro
 		tr.refuse(step, rec, "over_reservation", msg)
 		return nil
 	}
+	env := tr.t.Env
+	_, effectful := tool.(tools.Effectful)
+	if effectful || billedPerCall(tool) {
+		// A call that is billed per call or acts outside the runtime
+		// starts from a durable record, so that a stopped attempt leaves
+		// at most this call unrecorded (resume.go). A code run needs none:
+		// its sandbox's whole life is priced when a takeover kills it.
+		if tr.pending {
+			if e := tr.checkpoint(ctx); e != nil {
+				return e
+			}
+		}
+		if effectful {
+			env.IdempotencyKey = fmt.Sprintf("%s/%d/%s", tr.run.RunID, step, call.ID)
+		}
+	}
 
 	callCtx, cancel := context.WithTimeout(ctx, tr.budget.remaining(started))
-	res := tool.Call(callCtx, tr.t.Env, args)
+	res := tool.Call(callCtx, env, args)
 	cancel()
 	rec.ElapsedMs = tr.now().Sub(started).Milliseconds()
 	rec.CodeRun = res.CodeRun
@@ -108,8 +124,15 @@ func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) *Erro
 	}
 	tr.record(step, rec)
 	tr.toolFinished(step, rec, kind, content)
-	tr.reply(call.ID, content)
+	tr.reply(call.ID, content, res.Posted)
 	return nil
+}
+
+// billedPerCall reports whether a call of t is billed for itself (a web
+// search's query), beyond a sandbox's time.
+func billedPerCall(t tools.Tool) bool {
+	m, ok := t.(tools.Metered)
+	return ok && m.NextCall().SearchQueries > 0
 }
 
 // fatalError is the turn's error for a tool failure that ends it, in
@@ -135,7 +158,7 @@ func (tr *turn) refuse(step int, rec runs.ToolCall, kind, msg string) {
 	rec.Error = msg
 	tr.record(step, rec)
 	tr.toolFinished(step, rec, kind, errContent(msg))
-	tr.reply(rec.ID, errContent(msg))
+	tr.reply(rec.ID, errContent(msg), false)
 }
 
 func (tr *turn) record(step int, rec runs.ToolCall) {
@@ -144,8 +167,10 @@ func (tr *turn) record(step int, rec runs.ToolCall) {
 	tr.log.Info("tool call", "step", step, "tool", rec.Name, "elapsedMs", rec.ElapsedMs, "ok", rec.OK)
 }
 
-func (tr *turn) reply(callID, content string) {
+// reply answers a tool call as the model will see it, and journals it.
+func (tr *turn) reply(callID, content string, posted bool) {
 	tr.messages = append(tr.messages, llm.Message{Role: llm.RoleTool, ToolCallID: callID, Content: content})
+	tr.journal(entry{Kind: entryTool, CallID: callID, Content: content, Posted: posted})
 }
 
 // toolErrorText is what the model and the record are told of a failed

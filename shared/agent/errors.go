@@ -47,6 +47,10 @@ const (
 	msgModelFailed = "the model call failed"
 )
 
+// errLeave is the cause of a turn that stops without ending, its run left
+// for another attempt to resume (TurnResult.Leave).
+var errLeave = errors.New("agent: the run is left for another attempt")
+
 func interrupted(cause error) *Error {
 	return &Error{Kind: runs.ErrInterrupted, Message: msgInterrupted, Err: cause}
 }

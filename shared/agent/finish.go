@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -57,9 +58,24 @@ func (tr *turn) answer(ctx context.Context, content, reason string) TurnResult {
 		return tr.finish(&Error{Kind: runs.ErrLLM, Message: fmt.Sprintf(
 			"the model's answer ended abnormally (finish reason %q)", knownFinish(reason))})
 	}
+	// Recorded before it is posted: an attempt that takes over after the
+	// post posts it again under the same key, which the backend drops,
+	// rather than ask the model for another.
+	tr.journal(entry{Kind: entryFinal, Content: content, Reason: reason})
+	if !tr.posted && !empty {
+		if e := tr.checkpoint(ctx); e != nil {
+			return tr.finish(e)
+		}
+	}
+	return tr.deliver(ctx, content)
+}
+
+// deliver posts the final answer, unless a post tool did, and ends the
+// turn: a failed post does not fail it (answer's comment).
+func (tr *turn) deliver(ctx context.Context, content string) TurnResult {
 	tr.run.FinalMessage = content
 	var postErr error
-	if !tr.posted && !empty {
+	if !tr.posted && strings.TrimSpace(content) != "" {
 		postErr = tr.post(ctx, content)
 	}
 	out := tr.finish(nil)
@@ -67,12 +83,15 @@ func (tr *turn) answer(ctx context.Context, content, reason string) TurnResult {
 	return out
 }
 
-// post delivers the final answer with at least PostGrace to do it.
+// post delivers the final answer with at least PostGrace to do it, under
+// the run's one key for it (every attempt posts it under the same).
 func (tr *turn) post(ctx context.Context, content string) error {
 	started := tr.now()
 	pctx, cancel := context.WithTimeout(ctx, max(tr.budget.remaining(started), tr.budget.limits.PostGrace))
 	defer cancel()
-	err := tr.l.Poster.Post(pctx, tr.t.Env, content)
+	env := tr.t.Env
+	env.IdempotencyKey = tr.run.RunID + "/answer"
+	err := tr.l.Poster.Post(pctx, env, content)
 	elapsed := tr.now().Sub(started).Milliseconds()
 	if err != nil {
 		tr.log.Error("posting the final answer failed", "elapsedMs", elapsed, "error", err)
@@ -84,9 +103,15 @@ func (tr *turn) post(ctx context.Context, content string) error {
 }
 
 // finish puts the run in its final status; e nil means succeeded. Every
-// return of Run goes through here.
+// return of Run goes through here. A turn interrupted for a leave
+// (TurnInput.Leave, or a checkpoint that could not be written) keeps its
+// run open for another attempt.
 func (tr *turn) finish(e *Error) TurnResult {
 	r := tr.run
+	if e != nil && e.Kind == runs.ErrInterrupted && tr.leaving(e) {
+		tr.log.Info("turn left for another attempt", "steps", len(r.Steps), "costMicros", int64(r.CostMicros), "cause", e.Err)
+		return TurnResult{Leave: true}
+	}
 	done := tr.now().UTC()
 	attrs := []any{"steps", len(r.Steps), "tokens", r.Tokens.Total, "costMicros", int64(r.CostMicros),
 		"elapsedMs", done.Sub(tr.budget.start).Milliseconds(), "postedToPod", r.PostedToPod}
@@ -98,4 +123,16 @@ func (tr *turn) finish(e *Error) TurnResult {
 	r.End(e.status(), e.Kind, e.Message, done)
 	tr.log.Info("turn finished", append(attrs, "status", r.Status, "errorKind", e.Kind, "infrastructure", e.Infrastructure)...)
 	return TurnResult{Infrastructure: e.Infrastructure, Err: e}
+}
+
+// leaving reports whether an interruption leaves the run for another
+// attempt rather than ending it.
+func (tr *turn) leaving(e *Error) bool {
+	if errors.Is(e.Err, errLeave) {
+		return true
+	}
+	if tr.t.Leave == nil || tr.ctx == nil || tr.ctx.Err() == nil {
+		return false
+	}
+	return tr.t.Leave(context.Cause(tr.ctx))
 }

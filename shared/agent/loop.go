@@ -120,6 +120,16 @@ type TurnInput struct {
 	// Events receives the turn's events as they happen (events.go);
 	// optional.
 	Events runs.Recorder
+	// Journal receives what another attempt needs to go on with the turn
+	// (journal.go); optional: without it a turn cannot be resumed.
+	Journal Journal
+	// Resume, when set, is the journal of an attempt that stopped: the
+	// turn goes on from it (resume.go).
+	Resume *Resume
+	// Leave reports whether a turn interrupted by cause (its context's)
+	// leaves its run for another attempt to resume instead of ending it:
+	// the invocation is ending with the turn's bounds left. Optional.
+	Leave func(cause error) bool
 }
 
 // TurnResult is what the caller needs beyond the run itself.
@@ -134,6 +144,11 @@ type TurnResult struct {
 	// PostErr is set when the turn succeeded but its final answer could
 	// not be posted to the pod.
 	PostErr error
+	// Leave: the turn stopped without ending, its run left running for
+	// another attempt to resume (TurnInput.Leave, or a resumed attempt
+	// whose record could not be written); its progress is in the run and
+	// the journal, and the caller writes it without a final status.
+	Leave bool
 }
 
 // Run runs one turn to a final status, on every path: bounds, model and
@@ -154,10 +169,6 @@ func (l *Loop) Run(ctx context.Context, t TurnInput) (out TurnResult) {
 			out = tr.finish(&Error{Kind: runs.ErrUnknown, Message: msgInternal, Err: fmt.Errorf("panic: %v", p)})
 		}
 	}()
-	if err := l.cfg.validate(); err != nil {
-		// Our misconfiguration: an infrastructure failure.
-		return tr.finish(configError("agent: %v", err))
-	}
 	return tr.loop(ctx)
 }
 
@@ -185,6 +196,10 @@ type turn struct {
 	posted bool
 	// sandboxSeen are the sandboxes announced by a sandbox.created event.
 	sandboxSeen map[string]bool
+	// pending: journal entries were appended since the last checkpoint.
+	pending bool
+	// ctx is the turn's context, for finish to tell a leave (TurnInput.Leave).
+	ctx context.Context
 }
 
 func (l *Loop) newTurn(t TurnInput) *turn {
@@ -212,6 +227,10 @@ func (l *Loop) newTurn(t TurnInput) *turn {
 	if s := t.Run.StartedAt; s != nil && !s.IsZero() && s.Before(start) {
 		start = *s
 	}
+	if t.Resume != nil {
+		// The working time of the earlier attempts counts, not the wait.
+		start = tr.now().Add(-t.Resume.Worked)
+	}
 	limits := l.cfg.Limits.withDefaults()
 	if r := t.Run.ReservedMicros; r > 0 {
 		// The reservation is at most the turn's bound; it is the bound.
@@ -228,22 +247,45 @@ func (tr *turn) capped() bool { return tr.run.ReservedMicros > 0 }
 
 // loop alternates model calls and their tool calls until the model
 // answers without tools or a bound, failure or cancellation ends the turn.
+// A resumed turn goes on from its journal: the final post, the answer's
+// remaining tool calls, or the next model call.
 func (tr *turn) loop(ctx context.Context) TurnResult {
+	tr.ctx = ctx
 	tr.run.Model = tr.model
 	tr.run.Cost.PriceVersion = tr.l.Pricer.Version()
 	tr.specs = tr.tools.Specs()
 	tr.specBytes = specBytes(tr.specs)
-	if tr.t.System != "" {
-		tr.messages = append(tr.messages, llm.Message{Role: llm.RoleSystem, Content: tr.t.System})
+	var p resumePoint
+	if tr.t.Resume != nil {
+		var err error
+		if p, err = tr.restore(tr.t.Resume); err != nil {
+			tr.log.Error("the journal cannot be read; the turn cannot go on", "error", err)
+			return tr.finish(&Error{Kind: runs.ErrUnknown, Message: msgInternal, Err: err, Infrastructure: true})
+		}
+		if out, ok := tr.resumed(ctx, p); !ok {
+			return out
+		}
+	} else {
+		tr.messages = opening(tr.t.System, tr.t.Message)
+		tr.journal(entry{Kind: entryOpen, System: tr.t.System, User: tr.t.Message})
 	}
-	tr.messages = append(tr.messages, llm.Message{Role: llm.RoleUser, Content: tr.t.Message})
+	switch {
+	case p.final != nil:
+		return tr.deliver(ctx, p.final.Content)
+	case len(p.calls) > 0:
+		if e := tr.runTools(ctx, p.step, p.calls); e != nil {
+			return tr.finish(e)
+		}
+	}
 
 	for {
 		if e := tr.beforeModel(ctx); e != nil {
 			return tr.finish(e)
 		}
 		if len(tr.run.Steps) > 0 {
-			tr.checkpoint(ctx)
+			if e := tr.checkpoint(ctx); e != nil {
+				return tr.finish(e)
+			}
 		}
 		resp, e := tr.tracedModelCall(ctx)
 		if e != nil {
@@ -260,25 +302,55 @@ func (tr *turn) loop(ctx context.Context) TurnResult {
 		}
 		tr.messages = append(tr.messages, msg)
 		step := len(tr.run.Steps) - 1
-		for _, call := range msg.ToolCalls {
-			if e := tr.tracedToolCall(ctx, step, call); e != nil {
-				return tr.finish(e)
-			}
+		tr.journal(entry{Kind: entryAnswer, Step: step, Message: toJournal(msg)})
+		if e := tr.runTools(ctx, step, msg.ToolCalls); e != nil {
+			return tr.finish(e)
 		}
 	}
 }
 
-// checkpoint saves progress. Its failure does not end the turn: the
-// checkpoint only shows progress, and the final write records the run.
-func (tr *turn) checkpoint(ctx context.Context) {
-	if tr.t.Checkpoint == nil {
-		return
+// runTools runs an answer's tool calls in order; an error ends the turn.
+func (tr *turn) runTools(ctx context.Context, step int, calls []llm.ToolCall) *Error {
+	for _, call := range calls {
+		if e := tr.tracedToolCall(ctx, step, call); e != nil {
+			return e
+		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, tr.budget.remaining(tr.now()))
+	return nil
+}
+
+// checkpoint saves progress before a model call or a billed or outward
+// tool call, with the journal's waiting entries: that call is then the
+// only thing a stopped attempt can leave unrecorded, and the estimate of
+// a lost attempt covers it. The turn never runs ahead of its record: a
+// checkpoint that cannot be written (after the SDK's retries) leaves the
+// run for another attempt, which resumes it once the store answers; one
+// refused because another attempt holds the run stops the turn (the
+// worker has cancelled its context too).
+func (tr *turn) checkpoint(ctx context.Context) *Error {
+	err := tr.sync(ctx)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return interrupted(context.Cause(ctx))
+	}
+	tr.log.Warn("checkpoint failed; leaving the run for another attempt", "step", len(tr.run.Steps)-1, "error", err)
+	return &Error{Kind: runs.ErrInterrupted, Message: msgInterrupted, Err: errLeave}
+}
+
+// sync writes the run with every journal entry appended so far.
+func (tr *turn) sync(ctx context.Context) error {
+	if tr.t.Checkpoint == nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, max(tr.budget.remaining(tr.now()), tr.budget.limits.PostGrace))
 	defer cancel()
 	if err := tr.t.Checkpoint(cctx, tr.run); err != nil {
-		tr.log.Warn("checkpoint failed", "step", len(tr.run.Steps)-1, "error", err)
+		return err
 	}
+	tr.pending = false
+	return nil
 }
 
 // noTools is the toolset of a turn offered none.

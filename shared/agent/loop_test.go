@@ -30,7 +30,9 @@ func TestFinalAnswerSucceedsAndIsPosted(t *testing.T) {
 	if r.FinalMessage != "42" || !r.PostedToPod {
 		t.Fatalf("final %q posted %v", r.FinalMessage, r.PostedToPod)
 	}
-	if len(h.poster.posts) != 1 || h.poster.posts[0].content != "42" || h.poster.posts[0].env != h.turn.Env {
+	wantEnv := h.turn.Env
+	wantEnv.IdempotencyKey = r.RunID + "/answer"
+	if len(h.poster.posts) != 1 || h.poster.posts[0].content != "42" || h.poster.posts[0].env != wantEnv {
 		t.Fatalf("posts = %+v", h.poster.posts)
 	}
 	if want := h.clock.Now(); !r.CompletedAt.Equal(want) {
@@ -61,8 +63,10 @@ func TestFinalAnswerSucceedsAndIsPosted(t *testing.T) {
 	if !reflect.DeepEqual(s, want) {
 		t.Fatalf("step = %+v\nwant   %+v", s, want)
 	}
-	if len(h.checkpoints) != 0 {
-		t.Fatalf("checkpointed %d times for a one-step turn; the final state is the caller's write", len(h.checkpoints))
+	// One checkpoint, before the post (the answer recorded first); the
+	// final state is the caller's write.
+	if len(h.checkpoints) != 1 || h.checkpoints[0].Status != runs.StatusRunning || h.checkpoints[0].PostedToPod {
+		t.Fatalf("checkpointed %+v for a one-step turn", h.checkpoints)
 	}
 }
 
@@ -134,6 +138,9 @@ func TestToolRoundTripEchoesHistory(t *testing.T) {
 	}
 }
 
+// A checkpoint before each model call after the first and one before the
+// final post (the answer recorded before it reaches the pod); the final
+// state is the caller's one write.
 func TestCheckpointOncePerStepNotForTheFinalState(t *testing.T) {
 	h := newHarness(t,
 		calls(call("c1", "echo", `{"n":1}`)),
@@ -144,10 +151,13 @@ func TestCheckpointOncePerStepNotForTheFinalState(t *testing.T) {
 	h.run(context.Background())
 
 	wantEnd(t, h.r(), runs.StatusSucceeded, "")
-	if len(h.checkpoints) != 2 {
-		t.Fatalf("checkpoints = %d, want 2 (three model calls, the last written by the caller)", len(h.checkpoints))
+	if len(h.checkpoints) != 3 {
+		t.Fatalf("checkpoints = %d, want 3 (before calls 2 and 3, before the post)", len(h.checkpoints))
 	}
-	for i, cp := range h.checkpoints {
+	if last := h.checkpoints[2]; last.Status != runs.StatusRunning || len(last.Steps) != 3 || last.PostedToPod {
+		t.Fatalf("the checkpoint before the post: %+v", last)
+	}
+	for i, cp := range h.checkpoints[:2] {
 		if cp.Status != runs.StatusRunning || len(cp.Steps) != i+1 || len(cp.Steps[i].ToolCalls) != 1 {
 			t.Fatalf("checkpoint %d: status %s, %d steps", i, cp.Status, len(cp.Steps))
 		}
@@ -157,13 +167,18 @@ func TestCheckpointOncePerStepNotForTheFinalState(t *testing.T) {
 	}
 }
 
-func TestCheckpointFailureDoesNotEndTheTurn(t *testing.T) {
+// The turn never runs ahead of its record: a checkpoint that cannot be
+// written stops it before the next model call, its run left open for
+// another attempt to resume once the store answers.
+func TestCheckpointFailureLeavesTheRun(t *testing.T) {
 	h := newHarness(t, calls(call("c1", "echo", `{}`)), answer("done"))
 	h.withTools(&fakeTool{name: "echo"})
 	n := 0
 	h.turn.Checkpoint = func(context.Context, *runs.Run) error { n++; return errors.New("throttled") }
-	h.run(context.Background())
-	wantEnd(t, h.r(), runs.StatusSucceeded, "")
+	out := h.run(context.Background())
+	if !out.Leave || h.r().Status != runs.StatusRunning || len(h.model.reqs) != 1 {
+		t.Fatalf("outcome %+v, status %s, %d model calls", out, h.r().Status, len(h.model.reqs))
+	}
 	if n != 1 || !strings.Contains(h.logs.String(), "checkpoint failed") {
 		t.Fatalf("checkpoint calls %d, logs %s", n, h.logs.String())
 	}

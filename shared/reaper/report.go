@@ -32,13 +32,16 @@ type Report struct {
 	// live index, the local provider, the open runs) read and failed; a
 	// source read in part is both.
 	SourcesRead, SourceFailures int
-	// RunsAbandoned were listed open past turns.RunMaxLife;
-	// RunsInterrupted were closed by this sweep (RunsRefunded of them
-	// refunded, InterruptedCostMicros their cost, which the ledger counts
-	// from the runs stream), RunsAlreadyClosed were closed by someone else
-	// first, RunFailures could not be closed, RunsLeft were not reached.
-	RunsAbandoned, RunsInterrupted, RunsRefunded, RunsAlreadyClosed, RunFailures, RunsLeft int
-	InterruptedCostMicros                                                                  money.Micros
+	// RunsAbandoned were listed open turns.CheckAfter after their
+	// admission and read; RunsRedispatched of them had a stopped worker
+	// with attempts left and were dispatched again, for another attempt
+	// to resume; RunsInterrupted were closed by this sweep (RunsRefunded
+	// of them refunded, InterruptedCostMicros their cost, which the ledger
+	// counts from the runs stream), RunsAlreadyClosed were final or still
+	// their worker's, RunFailures could not be closed, RunsLeft were not
+	// reached.
+	RunsAbandoned, RunsRedispatched, RunsInterrupted, RunsRefunded, RunsAlreadyClosed, RunFailures, RunsLeft int
+	InterruptedCostMicros                                                                                    money.Micros
 	// Cut is set when the deadline (or the caller) ended the sweep early.
 	Cut     bool
 	Elapsed time.Duration
@@ -55,6 +58,7 @@ const (
 	MetricSandboxesLeft        = "SandboxesLeft"
 	MetricSourceFailures       = "SourceFailures"
 	MetricRunsInterrupted      = "RunsInterrupted"
+	MetricRunsRedispatched     = "RunsRedispatched"
 	MetricRunsRefunded         = "RunsRefunded"
 	MetricRunInterruptFailures = "RunInterruptFailures"
 	MetricSweepDuration        = "SweepDuration"
@@ -74,6 +78,7 @@ func (r *Reaper) emit(ctx context.Context, rep Report) {
 		count(MetricSandboxesLeft, rep.Left),
 		count(MetricSourceFailures, rep.SourceFailures),
 		count(MetricRunsInterrupted, rep.RunsInterrupted),
+		count(MetricRunsRedispatched, rep.RunsRedispatched),
 		count(MetricRunsRefunded, rep.RunsRefunded),
 		count(MetricRunInterruptFailures, rep.RunFailures),
 		metrics.Metric{Name: MetricSweepDuration, Unit: metrics.Milliseconds, Value: float64(rep.Elapsed.Milliseconds())},
@@ -83,7 +88,7 @@ func (r *Reaper) emit(ctx context.Context, rep Report) {
 		"expired", rep.Expired, "runSandboxes", rep.RunSandboxes, "killed", rep.Killed, "alreadyGone", rep.AlreadyGone,
 		"killFailures", rep.KillFailures, "left", rep.Left, "marked", rep.Marked, "markFailures", rep.MarkFailures,
 		"sourcesRead", rep.SourcesRead, "sourceFailures", rep.SourceFailures,
-		"runsAbandoned", rep.RunsAbandoned, "runsInterrupted", rep.RunsInterrupted, "runsRefunded", rep.RunsRefunded,
+		"runsAbandoned", rep.RunsAbandoned, "runsRedispatched", rep.RunsRedispatched, "runsInterrupted", rep.RunsInterrupted, "runsRefunded", rep.RunsRefunded,
 		"runsAlreadyClosed", rep.RunsAlreadyClosed, "runFailures", rep.RunFailures, "runsLeft", rep.RunsLeft,
 		"interruptedCostMicros", int64(rep.InterruptedCostMicros), "cut", rep.Cut, "elapsedMs", rep.Elapsed.Milliseconds())
 }

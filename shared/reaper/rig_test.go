@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/reaper"
 	"github.com/commonly/runtime/shared/sandbox"

@@ -285,8 +285,10 @@ func (s *sweep) kill(c candidate) {
 	})
 }
 
-// runs closes the abandoned runs of every shard, RunConcurrency at a time, and kills
-// the sandboxes of each run it closed.
+// runs reads the open runs of every shard old enough to need a look,
+// RunConcurrency at a time: it re-dispatches those whose worker stopped
+// with attempts left, closes those past resuming and kills the sandboxes
+// of each run it closed.
 func (s *sweep) runs() {
 	cfg := s.r.cfg
 	open, err := eachShard(cfg.Runs.Shards(), func(shard int) ([]turns.OpenRun, error) {
@@ -329,6 +331,9 @@ func (s *sweep) interrupt(runID string) {
 	case err != nil:
 		cfg.Log.ErrorContext(s.ctx, "abandoned run not closed; the next sweep retries", "runId", runID, "err", err)
 		s.update(func(r *Report) { r.RunFailures++ })
+		return
+	case res.Redispatched:
+		s.update(func(r *Report) { r.RunsRedispatched++ })
 		return
 	case !res.Closed:
 		s.update(func(r *Report) { r.RunsAlreadyClosed++ })

@@ -22,6 +22,9 @@ const (
 	EventToolFinished   EventType = "tool.finished"
 	EventSandboxCreated EventType = "sandbox.created"
 	EventSandboxKilled  EventType = "sandbox.killed"
+	// EventRunResumed: the run's worker stopped mid-turn and another
+	// attempt took it over; events go on after it with increasing ids.
+	EventRunResumed EventType = "run.resumed"
 	// EventRunFinished is always the last event. It is never stored: the
 	// reader derives it from the final run (RunFinishedOf), so it says
 	// what GET /v1/runs/{runId} says, whoever closed the run.
@@ -173,6 +176,18 @@ type SandboxKilled struct {
 	OK        bool   `json:"ok"`
 }
 
+// RunResumed: Attempt took the run over from attempt Lost, whose worker
+// stopped while doing InFlight (model, tool, post, none); LostMicros is
+// what that attempt may have been billed beyond what it recorded. The
+// stopped attempt's events before it stay; what follows is the resumed
+// attempt's, and the answer is its own.
+type RunResumed struct {
+	Attempt    int          `json:"attempt"`
+	Lost       int          `json:"lostAttempt"`
+	InFlight   string       `json:"inFlight"`
+	LostMicros money.Micros `json:"lostMicros"`
+}
+
 // RunFinished is the run's final state, with the names and values of
 // GET /v1/runs/{runId}.
 type RunFinished struct {
@@ -208,3 +223,4 @@ func (ToolFinished) EventType() EventType   { return EventToolFinished }
 func (SandboxCreated) EventType() EventType { return EventSandboxCreated }
 func (SandboxKilled) EventType() EventType  { return EventSandboxKilled }
 func (RunFinished) EventType() EventType    { return EventRunFinished }
+func (RunResumed) EventType() EventType     { return EventRunResumed }

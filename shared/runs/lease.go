@@ -79,3 +79,15 @@ const (
 
 // Resumed reports whether the run was taken over at least once.
 func (r *Run) Resumed() bool { return len(r.LostAttempts) > 0 }
+
+// LostModelCalls is how many model calls the run's lost attempts had in
+// flight: calls made and never recorded, which the call bound counts.
+func (r *Run) LostModelCalls() int {
+	n := 0
+	for _, l := range r.LostAttempts {
+		if l.InFlight == InFlightModel {
+			n++
+		}
+	}
+	return n
+}

@@ -52,6 +52,9 @@ type Provider interface {
 	// Create starts one sandbox. It returns ErrUnavailable when the
 	// provider cannot run code at all (missing tool, no capacity).
 	Create(ctx context.Context, meta Meta) (Session, error)
+	// KillSandbox destroys a sandbox by its id: one another worker left
+	// (a stopped attempt's). found is false when it was gone already.
+	KillSandbox(ctx context.Context, sandboxID string) (found bool, err error)
 }
 
 // Session is one running sandbox. Files and, where the provider keeps an

@@ -23,6 +23,7 @@ func (noProvider) Name() string { return "none" }
 func (noProvider) Create(context.Context, sandbox.Meta) (sandbox.Session, error) {
 	return nil, sandbox.ErrUnavailable
 }
+func (noProvider) KillSandbox(context.Context, string) (bool, error) { return false, nil }
 
 type noLedger struct{}
 

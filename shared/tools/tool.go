@@ -22,6 +22,20 @@ type Env struct {
 	InstallID string
 	PodID     string
 	AgentName string
+	// IdempotencyKey names one call of the turn (its run, step and call,
+	// or the final post), the same in every attempt of the run: a tool
+	// that acts outside the runtime sends it (the Idempotency-Key header),
+	// so that the backend drops a repeat made by an attempt that took
+	// over from one that stopped before recording the call's result.
+	IdempotencyKey string
+}
+
+// Effectful is implemented by tools that act outside the runtime (post a
+// message, create a task, write memory): the loop makes the turn's
+// journal durable before each of their calls and gives each call its own
+// Env.IdempotencyKey.
+type Effectful interface {
+	Effectful()
 }
 
 // Tool is one function the model may call.

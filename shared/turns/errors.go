@@ -36,6 +36,14 @@ var (
 	// worker may still be running it): the dispatch fails, so that Lambda
 	// tries it again later.
 	ErrLeaseHeld = errors.New("run held by a live worker")
+	// ErrAttemptEnding is the cause of a turn's context cancelled because
+	// its invocation is ending (the function's timeout is near): an
+	// engine that can leaves the run for another attempt to resume.
+	ErrAttemptEnding = errors.New("the invocation is ending")
+	// ErrLeftForResume: the attempt stopped without ending its run, left
+	// for another attempt (EngineResult.Leave): the dispatch fails, so
+	// that Lambda's retry takes the run over.
+	ErrLeftForResume = errors.New("run left for another attempt")
 	// ErrFinalWrite: a turn ran but its final write failed; the outcome is
 	// kept for a retried dispatch of the run (Worker.Execute).
 	ErrFinalWrite = errors.New("final write failed")

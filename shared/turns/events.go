@@ -266,6 +266,19 @@ func (e *runWriter) checkpoint(ctx context.Context, r *runs.Run) error {
 	return nil
 }
 
+// release stops the timers for good and writes r, not final, with every
+// event and waiting entry, under a lease that has lapsed already: the
+// next dispatch need not wait to take it over.
+func (e *runWriter) release(ctx context.Context, r *runs.Run) error {
+	e.stop()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r.Events = e.log.Snapshot()
+	e.stamp(r)
+	r.Lease.UntilMs = e.now().UnixMilli() - 1
+	return e.checkpointLocked(ctx, r)
+}
+
 // close stops the timers for good and puts every event and the lease on
 // the final run.
 func (e *runWriter) close(r *runs.Run) {

@@ -11,6 +11,13 @@ const (
 	// MetricTurnsFailed counts turns that did not succeed, by ErrorKind
 	// (a closed set: runs.ErrorKind).
 	MetricTurnsFailed = "TurnsFailed"
+	// MetricResumptions counts runs taken over from a stopped attempt, by
+	// Engine; MetricTurnsLeft attempts that left their run for another
+	// (their invocation ending); MetricLostAttemptCost what lost attempts
+	// may have cost beyond their record, estimated.
+	MetricResumptions     = "TurnsResumed"
+	MetricTurnsLeft       = "TurnsLeftForResume"
+	MetricLostAttemptCost = "LostAttemptCostMicros"
 	// MetricCeilingRefusals counts turns refused at the daily ceiling, by
 	// Plan.
 	MetricCeilingRefusals = "TurnsRefusedAtCeiling"

@@ -47,6 +47,11 @@ type EngineResult struct {
 	// failed; whether the turn is refunded is decided once, by the
 	// worker, with runs.RefundDue (only if no model call answered).
 	Infrastructure bool
+	// Leave: the engine stopped without ending the run (its invocation
+	// is ending with the turn's bounds left, ErrAttemptEnding, or its
+	// record could not be written): the worker writes its progress and
+	// releases its lease, for another attempt to resume it.
+	Leave bool
 }
 
 // WorkerConfig configures a Worker. Zero values are the documented
@@ -149,6 +154,7 @@ func (w *Worker) execute(ctx context.Context, runID string) (*runs.Run, error) {
 			// Held, not run: the lease lapses and the next dispatch tries.
 			return nil, fmt.Errorf("resume run %s: %w", runID, err)
 		}
+		w.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine}, metrics.Metric{Name: MetricResumptions, Unit: metrics.Count, Value: 1})
 	}
 	return w.run(ctx, run, resumed)
 }
@@ -205,6 +211,13 @@ func (w *Worker) run(ctx context.Context, run *runs.Run, resumed *Resumption) (f
 	// stops at once and writes nothing more.
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	// With attempts left, the turn stops a little before its invocation
+	// ends, to leave the run for another attempt rather than lose it.
+	if d, ok := ctx.Deadline(); ok && run.Attempts < run.MaxAttempts {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadlineCause(ctx, d.Add(-leaveMargin), ErrAttemptEnding)
+		defer cancel()
+	}
 	journal := 0
 	if resumed != nil {
 		journal = len(resumed.Entries)
@@ -222,6 +235,10 @@ func (w *Worker) run(ctx context.Context, run *runs.Run, resumed *Resumption) (f
 			ev.stop()
 			log.WarnContext(ctx, "attempt stopped: the run is another's", "err", lost)
 			final, err = nil, nil
+			return
+		}
+		if outcome.Leave && !run.Status.Final() {
+			final, err = run, w.leave(ctx, run, ev, log)
 			return
 		}
 		if !run.Status.Final() {
@@ -260,6 +277,25 @@ func (w *Worker) run(ctx context.Context, run *runs.Run, resumed *Resumption) (f
 	return
 }
 
+// leaveMargin is how long before its invocation's end a turn with
+// attempts left stops, to write its progress and release its lease.
+const leaveMargin = 5 * time.Second
+
+// leave writes a run the engine stopped without ending (its progress, the
+// journal's waiting entries) and releases its lease, so that the next
+// dispatch (Lambda's retry of this failed one, or the reaper's) takes it
+// over at once. It returns the error that fails the dispatch.
+func (w *Worker) leave(ctx context.Context, run *runs.Run, ev *runWriter, log *slog.Logger) error {
+	wctx, cancel := finalContext(ctx)
+	defer cancel()
+	if err := ev.release(wctx, run); err != nil {
+		log.WarnContext(ctx, "the left run's progress could not be written; its lease lapses on its own", "err", err)
+	}
+	log.InfoContext(ctx, "run left for another attempt", "steps", len(run.Steps), "costMicros", int64(run.CostMicros))
+	w.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine}, metrics.Metric{Name: MetricTurnsLeft, Unit: metrics.Count, Value: 1})
+	return fmt.Errorf("run %s: %w", run.RunID, ErrLeftForResume)
+}
+
 // write is the final write of a run (FinishRun, conditional on the run
 // being open), with its metrics once it is written.
 func (w *Worker) write(ctx context.Context, run *runs.Run, refund bool) error {
@@ -293,6 +329,10 @@ func (w *Worker) emit(run *runs.Run, refund bool) {
 		metrics.Metric{Name: "ModelCalls", Unit: metrics.Count, Value: float64(len(run.Steps))},
 		metrics.Metric{Name: "TurnsRefunded", Unit: metrics.Count, Value: refunds},
 	)
+	if lost := run.Cost.LostMicros; lost > 0 {
+		w.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine},
+			metrics.Metric{Name: MetricLostAttemptCost, Unit: metrics.None, Value: float64(lost)})
+	}
 	if run.ErrorKind != "" {
 		w.cfg.Metrics.Emit(map[string]string{"ErrorKind": string(run.ErrorKind)},
 			metrics.Metric{Name: MetricTurnsFailed, Unit: metrics.Count, Value: 1})

@@ -4,7 +4,7 @@
 // DynamoDB through AWS_ENDPOINT_URL_DYNAMODB), with the benchmark's
 // no-op tool, a scripted model, and a DynamoDB call counter. The driver
 // runs it as a child process, so that its CPU and peak RSS are the turn
-// process's own, and serves the DynamoDB (infra/awslocal/dynamodblocal) it
+// process's own, and serves the DynamoDB (internal/dynamodblocal) it
 // reaches at -dynamo.
 //
 //	turnproc -llm URL -dynamo URL [-log warn|info] [-floor N] [-otlp URL [-trace-ratio R]]

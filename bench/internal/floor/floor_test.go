@@ -12,7 +12,7 @@ import (
 	"github.com/commonly/runtime/bench/internal/floor"
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/bench/internal/turnstack"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 )
 
 // hostCounter counts the requests a client sends, by host, and their

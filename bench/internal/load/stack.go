@@ -14,9 +14,9 @@ import (
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	reaperapp "github.com/commonly/runtime/functions/reaper/app"
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
 	"github.com/commonly/runtime/infra/localstack"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 )

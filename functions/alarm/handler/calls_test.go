@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
+	"github.com/commonly/runtime/internal/awscalls"
 )
 
 // recorded is every AWS call the function's code made in this package's

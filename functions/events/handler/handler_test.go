@@ -18,7 +18,7 @@ import (
 
 	"github.com/commonly/runtime/api/apitest"
 	"github.com/commonly/runtime/functions/events/handler"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/turns"
@@ -101,9 +101,11 @@ func (r *rig) running(t *testing.T, id string) (*runs.Run, *runs.EventLog) {
 	return claimed, log
 }
 
-// finish ends the run with the rest of its events, as the worker does.
+// finish ends the run with the rest of its events, as the worker does:
+// its worker stopped during the code run, and another attempt resumed it.
 func (r *rig) finish(t *testing.T, run *runs.Run, log *runs.EventLog) {
 	t.Helper()
+	log.Record(runs.RunResumed{Attempt: 2, Lost: 1, InFlight: runs.InFlightTool})
 	log.Record(runs.ToolFinished{Step: 0, CallID: "c1", Name: "commonly_run_code", OK: true, Output: `{"stdout":"1\n"}`})
 	log.Record(runs.TextDelta{Step: 1, Text: "it printed 1"})
 	log.Record(runs.ModelFinished{Step: 1, Model: "m", PromptTokens: 20, CompletionTokens: 4, CostMicros: 9, FinishReason: "stop"})
@@ -188,7 +190,7 @@ func TestFinishedRunReplaysAndResumes(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("Cache-Control") != "no-cache" {
 		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
 	}
-	want := []string{"run.started", "model.started", "model.finished", "tool.started", "sandbox.created", "tool.finished", "text.delta", "model.finished", "sandbox.killed", "run.finished"}
+	want := []string{"run.started", "model.started", "model.finished", "tool.started", "sandbox.created", "run.resumed", "tool.finished", "text.delta", "model.finished", "sandbox.killed", "run.finished"}
 	if len(all) != len(want) {
 		t.Fatalf("%d events: %+v", len(all), all)
 	}
@@ -249,7 +251,7 @@ func TestReadersOfARunThatFinishes(t *testing.T) {
 	r.finish(t, run, log)
 	wg.Wait()
 	for i, got := range res {
-		if len(got.evs) != 10 || got.evs[9].typ != "run.finished" || got.beats == 0 {
+		if len(got.evs) != 11 || got.evs[10].typ != "run.finished" || got.beats == 0 {
 			t.Fatalf("reader %d: %d events, %d beats: %+v", i, len(got.evs), got.beats, got.evs)
 		}
 		for j, e := range got.evs {

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
+	"github.com/commonly/runtime/internal/awscalls"
 )
 
 var update = flag.Bool("update", false, "rewrite ../testdata/aws-calls/app.json from the calls the function's code made")

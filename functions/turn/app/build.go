@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/shared/dispatch"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/pricing"
 	"github.com/commonly/runtime/shared/redact"
@@ -108,7 +109,7 @@ func Build(ctx context.Context, cfg Config, d Deps, opts ...Option) (*Built, err
 		if d.Lambda == nil {
 			return nil, fmt.Errorf("build: TURN_DISPATCH=lambda needs a Lambda client")
 		}
-		dispatcher = handler.LambdaDispatcher{Client: d.Lambda, FunctionName: cfg.FunctionName}
+		dispatcher = dispatch.Lambda{Client: d.Lambda, FunctionName: cfg.FunctionName}
 	}
 	minReservation, err := prices.MinUsefulCall(cfg.defaultModel())
 	if err != nil {
@@ -117,7 +118,8 @@ func Build(ctx context.Context, cfg Config, d Deps, opts ...Option) (*Built, err
 	svc, err := turns.NewService(turns.ServiceConfig{
 		Store: st, Dispatcher: dispatcher, Limits: cfg.Limits, DefaultEngine: cfg.DefaultEngine,
 		Tools: nativeEngine.ToolNames(), Connectors: nativeEngine.ConnectorNames(),
-		SpendCap: cfg.SpendCap, TurnBound: cfg.TurnMaxUSD, MinReservation: minReservation, FallbackConfigured: cfg.Fallback, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
+		SpendCap: cfg.SpendCap, TurnBound: cfg.TurnMaxUSD, MinReservation: minReservation, MaxAttempts: cfg.MaxAttempts,
+		FallbackConfigured: cfg.Fallback, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log,
 	})
 	if err != nil {
 		return nil, err

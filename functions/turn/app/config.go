@@ -71,7 +71,11 @@ type Config struct {
 	LLMModel   string
 	LLMTimeout time.Duration
 	TurnMaxUSD money.Micros
-	PriceFile  string
+	// MaxAttempts is how many workers may hold a native run in all, the
+	// first and those that resume it after one stopped
+	// (TURN_MAX_ATTEMPTS, default turns.DefaultMaxAttempts).
+	MaxAttempts int
+	PriceFile   string
 	// SpendCap refuses a user's turns once their UTC day's cost reaches it
 	// (DAILY_SPEND_CAP_USD); zero, the default, sets no cap.
 	SpendCap money.Micros
@@ -219,6 +223,12 @@ func (c *Config) parseBudgets(get lookup) []error {
 	}
 	if c.TurnMaxUSD, err = agent.ParseMaxCost(get("TURN_MAX_USD", "")); err != nil {
 		errs = append(errs, err)
+	}
+	if v := get("TURN_MAX_ATTEMPTS", strconv.Itoa(turns.DefaultMaxAttempts)); v != "" {
+		if c.MaxAttempts, err = strconv.Atoi(v); err != nil || c.MaxAttempts < 1 || c.MaxAttempts > 10 {
+			c.MaxAttempts = 0
+			errs = append(errs, fmt.Errorf("TURN_MAX_ATTEMPTS: %q is not a whole number from 1 to 10", v))
+		}
 	}
 	if v := get("SANDBOX_MAX_CONCURRENT", "0"); v != "" {
 		if c.MaxSandboxes, err = strconv.Atoi(v); err != nil || c.MaxSandboxes < 0 {

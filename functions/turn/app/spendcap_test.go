@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
+	"github.com/commonly/runtime/internal/awscalls"
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
@@ -208,13 +208,15 @@ func TestWithoutACapNothingChanges(t *testing.T) {
 		return awscalls.Count(rec.Take())
 	}
 	without := count(nil)
-	want := map[string]int{"TransactWriteItems": 1, "UpdateItem": 1, "PutItem": 1}
+	// The checkpoint before the post carries the turn's journal (one
+	// transaction), with or without a cap.
+	want := map[string]int{"TransactWriteItems": 2, "UpdateItem": 1, "PutItem": 1}
 	if fmt.Sprint(without) != fmt.Sprint(want) {
-		t.Errorf("without a cap: %v, want %v (admit, claim, final put)", without, want)
+		t.Errorf("without a cap: %v, want %v (admit, claim, the journal before the post, final put)", without, want)
 	}
 	with := count(map[string]string{"DAILY_SPEND_CAP_USD": "5"})
-	wantCap := map[string]int{"TransactWriteItems": 2, "UpdateItem": 1}
+	wantCap := map[string]int{"TransactWriteItems": 3, "UpdateItem": 1}
 	if fmt.Sprint(with) != fmt.Sprint(wantCap) {
-		t.Errorf("with a cap: %v, want %v (admit with its reservation, claim, final write settling it)", with, wantCap)
+		t.Errorf("with a cap: %v, want %v (admit with its reservation, claim, the journal before the post, final write settling it)", with, wantCap)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/engine/durableobject/dotest"
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/runs"
@@ -196,7 +196,11 @@ func TestTraceOfACodeTurn(t *testing.T) {
 	worker := tr.one(t, "turn.run", &dispatch)
 	wantAttrs(t, worker, map[attribute.Key]any{tracing.RunStatus: "succeeded", tracing.CostMicros: int64(run.CostMicros)})
 	tr.one(t, "turn.claim", &worker)
-	tr.one(t, "turn.checkpoint", &worker)
+	// One before the second model call, one before the post (the journal
+	// durable first); each a transaction with the journal's entries.
+	if cps := tr.named("turn.checkpoint"); len(cps) != 2 || !tr.under(cps[0], worker) || !tr.under(cps[1], worker) {
+		t.Errorf("%d checkpoints under the worker's span, want 2", len(cps))
+	}
 	final := tr.one(t, "turn.final_write", &worker)
 	finalPut := tr.one(t, "DynamoDB.PutItem", &final)
 	if tables := attr(finalPut, "aws.dynamodb.table_names").AsStringSlice(); len(tables) != 1 || tables[0] != "runs" {

@@ -40,5 +40,6 @@ var Variables = []string{
 	"STAGE",
 	"STATE_TABLE",
 	"TURN_DISPATCH",
+	"TURN_MAX_ATTEMPTS",
 	"TURN_MAX_USD",
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/shared/dispatch"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -275,7 +276,7 @@ type fakeLambda struct {
 func TestLambdaDispatchIsClaimedOnce(t *testing.T) {
 	var fl fakeLambda
 	e := newEnv(t, envOpts{dispatcher: func(*turns.Worker) turns.Dispatcher {
-		return handler.LambdaDispatcher{Client: &fl, FunctionName: "turn-fn"}
+		return dispatch.Lambda{Client: &fl, FunctionName: "turn-fn"}
 	}})
 	e.install(t, "inst-1", "user-1", nil)
 	resp := e.turn(t, "inst-1", "user-1", "hello", "")

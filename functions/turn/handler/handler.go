@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/commonly/runtime/shared/dispatch"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/turns"
@@ -48,24 +49,10 @@ func New(cfg Config) (*Handler, error) {
 	return &Handler{svc: cfg.Service, worker: cfg.Worker, log: cfg.Log}, nil
 }
 
-// DispatchEvent is the payload of the asynchronous self-invoke that runs
-// a queued turn.
-type DispatchEvent struct {
-	Dispatch *Dispatch `json:"dispatch"`
-}
-
-// Dispatch names the run a dispatch event runs.
-type Dispatch struct {
-	RunID string `json:"runId"`
-	// Trace carries the admitting request's trace context (W3C
-	// traceparent), so the turn's invocation joins its trace.
-	Trace map[string]string `json:"trace,omitempty"`
-}
-
 // Invoke is the Lambda entry point: one function serves the API and the
 // dispatched turns, told apart by the payload's shape.
 func (h *Handler) Invoke(ctx context.Context, payload json.RawMessage) (any, error) {
-	var d DispatchEvent
+	var d dispatch.Event
 	if err := json.Unmarshal(payload, &d); err == nil && d.Dispatch != nil {
 		ctx, span := startDispatch(ctx, d.Dispatch)
 		defer span.End()
@@ -93,7 +80,13 @@ func (h *Handler) HandleDispatch(ctx context.Context, runID string) (*DispatchRe
 		return nil, errors.New("dispatch event without runId")
 	}
 	r, err := h.worker.Execute(ctx, runID)
-	if err != nil {
+	switch {
+	case errors.Is(err, turns.ErrLeaseHeld) || errors.Is(err, turns.ErrLeftForResume):
+		// Expected: the run is another worker's, or left for the next
+		// attempt; the dispatch fails so that Lambda tries it again.
+		h.log.InfoContext(ctx, "dispatch to be retried", "runId", runID, "reason", err)
+		return nil, fmt.Errorf("execute %s: %w", runID, err)
+	case err != nil:
 		h.log.ErrorContext(ctx, "dispatch failed", "runId", runID, "err", err)
 		return nil, fmt.Errorf("execute %s: %w", runID, err)
 	}

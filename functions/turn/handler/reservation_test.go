@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/shared/dispatch"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -16,7 +17,7 @@ import (
 func TestReservationIsShownAndReleased(t *testing.T) {
 	var fl fakeLambda
 	e := newEnv(t, envOpts{spendCap: 400_000, dispatcher: func(*turns.Worker) turns.Dispatcher {
-		return handler.LambdaDispatcher{Client: &fl, FunctionName: "turn-fn"}
+		return dispatch.Lambda{Client: &fl, FunctionName: "turn-fn"}
 	}})
 	e.install(t, "inst-1", "user-1", nil)
 	// The default turn bound, $0.25, then what the day has left, $0.15.
@@ -61,7 +62,7 @@ func TestReservationIsShownAndReleased(t *testing.T) {
 func TestNoReservationWithoutACap(t *testing.T) {
 	var fl fakeLambda
 	e := newEnv(t, envOpts{dispatcher: func(*turns.Worker) turns.Dispatcher {
-		return handler.LambdaDispatcher{Client: &fl, FunctionName: "turn-fn"}
+		return dispatch.Lambda{Client: &fl, FunctionName: "turn-fn"}
 	}})
 	e.install(t, "inst-1", "user-1", nil)
 	acc := decode[map[string]any](t, e.turn(t, "inst-1", "user-1", "hello", "").Body)

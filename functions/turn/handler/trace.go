@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"github.com/commonly/runtime/shared/dispatch"
 	"net/http"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -42,7 +43,7 @@ func endRequest(span trace.Span, routeKey string, status int) {
 // startDispatch starts the span of a dispatched turn's invocation, a
 // child of the API request that admitted it (the trace context its
 // dispatch event carries).
-func startDispatch(ctx context.Context, d *Dispatch) (context.Context, trace.Span) {
+func startDispatch(ctx context.Context, d *dispatch.Dispatch) (context.Context, trace.Span) {
 	ctx = tracing.Extract(ctx, d.Trace)
 	return tracing.Start(ctx, "turn.dispatched", trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(tracing.RunID.String(d.RunID)))
 }

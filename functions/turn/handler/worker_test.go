@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/shared/dispatch"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -46,7 +46,7 @@ func TestEveryPathReachesAFinalStatus(t *testing.T) {
 func TestRetriedDispatchResumesAStoppedRun(t *testing.T) {
 	var fl fakeLambda
 	e := newEnv(t, envOpts{dispatcher: func(*turns.Worker) turns.Dispatcher {
-		return handler.LambdaDispatcher{Client: &fl, FunctionName: "turn-fn"}
+		return dispatch.Lambda{Client: &fl, FunctionName: "turn-fn"}
 	}})
 	e.install(t, "inst-1", "user-1", nil)
 	id := decode[map[string]string](t, e.turn(t, "inst-1", "user-1", "hi", "").Body)["runId"]

@@ -23,8 +23,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
 	"github.com/commonly/runtime/infra/awslocal/internal/loopback"
+	"github.com/commonly/runtime/internal/awscalls"
 )
 
 // EndpointVar is the SDK's standard variable for Lambda's endpoint.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
+	"github.com/commonly/runtime/internal/awscalls"
 )
 
 // grantStatement is an Allow statement of a role's policies, as the

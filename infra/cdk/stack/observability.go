@@ -36,6 +36,7 @@ const (
 	MetricSourceFailures       = reaper.MetricSourceFailures
 	MetricRunsInterrupted      = reaper.MetricRunsInterrupted
 	MetricRunsRefunded         = reaper.MetricRunsRefunded
+	MetricRunsRedispatched     = reaper.MetricRunsRedispatched
 	MetricRunInterruptFailures = reaper.MetricRunInterruptFailures
 	MetricSweepDuration        = reaper.MetricSweepDuration
 )
@@ -189,7 +190,8 @@ func newDashboard(c constructs.Construct, ev *Events, t *Turn, a *Alarm, r *Reap
 				graph("Cost per UTC day (USD)", costUSD),
 				graph("Sandboxes reaped, runs interrupted",
 					search("sandboxes killed", MetricSandboxesKilled, "Sum", five), search("sandboxes already gone", MetricSandboxesAlreadyGone, "Sum", five),
-					search("runs interrupted", MetricRunsInterrupted, "Sum", five), search("runs refunded", MetricRunsRefunded, "Sum", five)),
+					search("runs interrupted", MetricRunsInterrupted, "Sum", five), search("runs refunded", MetricRunsRefunded, "Sum", five),
+					search("runs re-dispatched", MetricRunsRedispatched, "Sum", five)),
 				graph("Spend alarms raised", alarmsRaised),
 			},
 			{

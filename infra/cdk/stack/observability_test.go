@@ -87,7 +87,7 @@ func sweepMetric(name string) map[string]any {
 func TestReaperMetricsAreTheOnesEmitted(t *testing.T) {
 	emitted := []string{reaper.MetricSandboxesListed, reaper.MetricSandboxesExpired, reaper.MetricSandboxesKilled, reaper.MetricSandboxesAlreadyGone,
 		reaper.MetricSandboxKillFailures, reaper.MetricSandboxesLeft, reaper.MetricSourceFailures, reaper.MetricRunsInterrupted, reaper.MetricRunsRefunded,
-		reaper.MetricRunInterruptFailures, reaper.MetricSweepDuration}
+		reaper.MetricRunsRedispatched, reaper.MetricRunInterruptFailures, reaper.MetricSweepDuration}
 	x := synth(t, devSettings())
 	body := render(x.props(t, x.id(x.Observability.Dashboard))["DashboardBody"])
 	for _, name := range emitted {
@@ -127,7 +127,7 @@ func TestDashboard(t *testing.T) {
 		"Ceiling refusals":           {search(MetricCeilingRefusals, "Sum", 300)},
 		"Cost per UTC day (USD)":     {"SUM(" + search(MetricTurnCost, "Sum", 86400) + ")/1000000"},
 		"Sandboxes reaped, runs interrupted": {search(MetricSandboxesKilled, "Sum", 300), search(MetricSandboxesAlreadyGone, "Sum", 300),
-			search(MetricRunsInterrupted, "Sum", 300), search(MetricRunsRefunded, "Sum", 300)},
+			search(MetricRunsInterrupted, "Sum", 300), search(MetricRunsRefunded, "Sum", 300), search(MetricRunsRedispatched, "Sum", 300)},
 		"Reaper: sandboxes listed and past their lifetime": {search(MetricSandboxesListed, "Maximum", 300), search(MetricSandboxesExpired, "Maximum", 300)},
 		"Reaper: failures and work left": {search(MetricSourceFailures, "Sum", 300), search(MetricSandboxKillFailures, "Sum", 300),
 			search(MetricRunInterruptFailures, "Sum", 300), search(MetricSandboxesLeft, "Sum", 300)},

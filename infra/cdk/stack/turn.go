@@ -82,7 +82,7 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 		"HOSTED_ENGINE": empty, "PLAN_TURN_LIMITS": empty, "INSTALL_CACHE_TTL": empty,
 		"DO_RUNTIME_URL": empty, "DO_RUNTIME_TIMEOUT": empty,
 		"LLM_BASE_URL": empty, "LLM_MODEL": empty, "LLM_TIMEOUT": empty,
-		"TURN_MAX_USD": empty, "PRICE_TABLE_FILE": empty, "DAILY_SPEND_CAP_USD": empty,
+		"TURN_MAX_USD": empty, "TURN_MAX_ATTEMPTS": empty, "PRICE_TABLE_FILE": empty, "DAILY_SPEND_CAP_USD": empty,
 		"BROKER_URL": empty, "COMMONLY_API_URL": empty,
 		"SEARCH_PROVIDER": empty, "SEARCH_API_URL": empty, "GITHUB_API_URL": empty,
 		"E2B_DOMAIN": empty, "E2B_API_URL": empty, "E2B_SANDBOX_URL": empty, "E2B_TEMPLATE": empty,

@@ -17,6 +17,7 @@ import (
 	"github.com/commonly/runtime/shared/agent"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/tools"
 	"github.com/commonly/runtime/shared/tools/runcode"
 	"github.com/commonly/runtime/shared/turns"
@@ -142,12 +143,62 @@ func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult
 		e.cfg.Log.InfoContext(ctx, "tools not configured here are not offered", "runId", run.RunID, "tools", run.UnavailableTools)
 	}
 
+	var resume *agent.Resume
+	if t.Resumed != nil {
+		resume = e.resume(ctx, run, t.Resumed, code, t.Events)
+	}
 	// An install's model is priced per call: an unpriced one fails the
 	// turn as config.
 	out := e.cfg.Loop.Run(ctx, agent.TurnInput{
 		Run: run, System: systemPrompt(in), Message: run.Message, Tools: set, Env: env, Model: in.Model, Checkpoint: t.Checkpoint, Events: t.Events,
+		Journal: t.Journal, Resume: resume, Leave: leaving,
 	})
-	return turns.EngineResult{Infrastructure: out.Infrastructure}
+	return turns.EngineResult{Infrastructure: out.Infrastructure, Leave: out.Leave}
+}
+
+// leaving is the loop's Leave: a turn interrupted because its invocation
+// is ending, with its bounds left, is left for another attempt.
+func leaving(cause error) bool { return errors.Is(cause, turns.ErrAttemptEnding) }
+
+// resume prepares a turn taken over from a stopped attempt: the
+// sandboxes that attempt left are killed (one sandbox alive at a time)
+// and their life after their recorded runs measured for the lost
+// attempt's estimate; the turn's code tool goes on from the runs the run
+// recorded; the journal is handed to the loop.
+func (e *Engine) resume(ctx context.Context, run *runs.Run, r *turns.Resumption, code *runcode.Tool, rec runs.Recorder) *agent.Resume {
+	now := e.cfg.Now()
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
+	defer cancel()
+	ran := map[string]int64{}
+	runsMade, lifeUsed := 0, time.Duration(0)
+	for _, s := range run.Steps {
+		for _, c := range s.ToolCalls {
+			if cr := c.CodeRun; cr != nil && cr.ExitKind != runcode.ExitRejected {
+				runsMade++
+				ran[cr.SandboxID] += cr.DurationMs
+				lifeUsed += time.Duration(cr.DurationMs) * time.Millisecond
+			}
+		}
+	}
+	for _, l := range run.LostAttempts {
+		lifeUsed += time.Duration(l.SandboxMillis) * time.Millisecond
+	}
+	var lost int64
+	for _, sb := range r.Sandboxes {
+		err := e.cfg.Code.KillLeft(kctx, sb.SandboxID, now)
+		if err != nil {
+			e.cfg.Log.WarnContext(ctx, "the stopped attempt's sandbox could not be killed; the reaper will get it", "runId", run.RunID, "sandboxId", sb.SandboxID, "err", err)
+		}
+		runs.Record(rec, runs.SandboxKilled{SandboxID: sb.SandboxID, OK: err == nil})
+		life := min(now.Sub(sb.CreatedAt), sandbox.Lifetime).Milliseconds()
+		lost += max(life-ran[sb.SandboxID], 0)
+	}
+	code.Resume(runsMade, lifeUsed+time.Duration(lost)*time.Millisecond)
+	entries := make([]string, len(r.Entries))
+	for i, en := range r.Entries {
+		entries[i] = en.Data
+	}
+	return &agent.Resume{Entries: entries, Lost: r.Lost, SandboxMillis: lost, Worked: time.Duration(run.Lease.WorkedMs) * time.Millisecond}
 }
 
 // chargeIdleSandbox adds the sandbox's life outside its runs to the run's

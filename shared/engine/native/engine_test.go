@@ -81,6 +81,11 @@ func (p *provider) Create(context.Context, sandbox.Meta) (sandbox.Session, error
 	return session{p}, nil
 }
 
+func (p *provider) KillSandbox(_ context.Context, id string) (bool, error) {
+	p.killed = append(p.killed, id)
+	return true, nil
+}
+
 type session struct{ p *provider }
 
 func (s session) ID() string { return "sbx-1" }

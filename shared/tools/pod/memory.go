@@ -53,6 +53,9 @@ func (writeMemory) Spec() llm.ToolSpec { return writeMemorySpec }
 
 var writeMemorySpec = contentSpec(NameWriteMemory, "Append a note to your memory for this pod. It is stamped with the current UTC time; earlier notes are kept.", "The note to remember.", maxMemoryWrite)
 
+// Effectful implements tools.Effectful: the call acts on the pod.
+func (writeMemory) Effectful() {}
+
 func (t writeMemory) Call(ctx context.Context, env tools.Env, args json.RawMessage) tools.Result {
 	content, err := decodeContent(args, maxMemoryWrite)
 	if err != nil {

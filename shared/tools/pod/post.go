@@ -21,6 +21,9 @@ func (postMessage) Spec() llm.ToolSpec { return postMessageSpec }
 
 var postMessageSpec = contentSpec(NamePostMessage, "Post a message to the pod as this agent. Once you have posted, your final answer is not posted again.", "The message text.", maxMessageWrite)
 
+// Effectful implements tools.Effectful: the call acts on the pod.
+func (postMessage) Effectful() {}
+
 func (t postMessage) Call(ctx context.Context, env tools.Env, args json.RawMessage) tools.Result {
 	content, err := decodeContent(args, maxMessageWrite)
 	if err != nil {

@@ -36,7 +36,13 @@ func (c *Client) call(ctx context.Context, env tools.Env, method string, segment
 		// use: it goes to the log.
 		return "", &tools.CallError{Message: "commonly backend: could not obtain credentials for this user", Cause: err}
 	}
-	_, err = httpwire.Do(ctx, c.hc, httpwire.Request{Method: method, URL: u.String(), Bearer: token, Body: body, Out: out, MaxBytes: maxResponse})
+	var header http.Header
+	if env.IdempotencyKey != "" && method != http.MethodGet {
+		// The same call in every attempt of the run: the backend drops a
+		// repeat (docs/architecture.md, "Resumed runs").
+		header = http.Header{"Idempotency-Key": {env.IdempotencyKey}}
+	}
+	_, err = httpwire.Do(ctx, c.hc, httpwire.Request{Method: method, URL: u.String(), Bearer: token, Header: header, Body: body, Out: out, MaxBytes: maxResponse})
 	if e, ok := errors.AsType[*httpwire.Error](err); ok {
 		if e.Kind == httpwire.KindContext {
 			return "", fmt.Errorf("commonly backend: %w", e.Err)

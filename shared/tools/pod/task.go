@@ -39,6 +39,9 @@ type taskRequest struct {
 	CreatedBy string `json:"createdBy"`
 }
 
+// Effectful implements tools.Effectful: the call acts on the pod.
+func (createTask) Effectful() {}
+
 func (t createTask) Call(ctx context.Context, env tools.Env, args json.RawMessage) tools.Result {
 	var a struct {
 		Title    *string `json:"title"`

@@ -91,9 +91,18 @@ func (t *Tool) ensureSession(ctx context.Context, env tools.Env) (sandbox.Sessio
 		return s, tools.Result{}
 	}
 
+	life := sandbox.Lifetime
+	t.mu.Lock()
+	if t.resumed {
+		life = t.lifeLeft
+	}
+	t.mu.Unlock()
+	if life <= 0 {
+		return nil, tools.Errorf("the code sandbox's lifetime for this turn is spent; answer without running code")
+	}
 	meta := sandbox.Meta{
 		RunID: env.RunID, UserID: env.UserID, InstallID: env.InstallID,
-		Deadline: t.cfg.Now().Add(sandbox.Lifetime),
+		Deadline: t.cfg.Now().Add(life),
 	}
 	if res, ok := t.holdSlot(ctx, env.RunID); !ok {
 		return nil, res
@@ -198,7 +207,13 @@ func (t *Tool) execute(ctx context.Context, s sandbox.Session, lang sandbox.Lang
 		if exec.Error != nil {
 			rec.ExitKind = ExitError
 		}
-		res.Output = t.shape(exec, runsLeft)
+		out := t.shape(exec, runsLeft)
+		t.mu.Lock()
+		if t.restarted {
+			out.Note, t.restarted = restartNote, false
+		}
+		t.mu.Unlock()
+		res.Output = out
 	case ctx.Err() != nil:
 		// The turn itself was cancelled or ran out of time: not the run's doing.
 		rec.ExitKind = ExitTimeout

@@ -19,6 +19,9 @@ type Output struct {
 	Exception *Exception `json:"exception,omitempty"`
 	// RunsLeft tells the model how many runs the turn still allows.
 	RunsLeft int `json:"runsLeft"`
+	// Note tells the model what it must know beside the output: the
+	// sandbox was restarted and earlier files are gone.
+	Note string `json:"note,omitempty"`
 }
 
 // Exception is an error raised by the code.

@@ -127,6 +127,12 @@ type Tool struct {
 	created    time.Time
 	ranMillis  int64
 	idleMillis int64
+	// resumed: the turn was taken over from a stopped attempt (Resume);
+	// lifeLeft is what its sandboxes' one lifetime has left, restarted
+	// that the next new sandbox's first run says files are gone.
+	resumed   bool
+	lifeLeft  time.Duration
+	restarted bool
 }
 
 // IdleMillis is how long, after Close, the turn's sandbox was alive

@@ -30,6 +30,8 @@ type Client struct {
 	meta                 map[string]*tableMeta // by table name: stream and TTL
 	onChange             func([]ItemChange)
 	region, accountID    string // of stream ARNs
+	now                  func() time.Time
+	tokens               transactTokens // TransactWriteItems' ClientRequestTokens
 }
 
 // NewClient creates a new in-memory DynamoDB-compatible client used by the HTTP server.
@@ -44,6 +46,7 @@ func NewClient() *Client {
 		meta:                map[string]*tableMeta{},
 		region:              "ddblocal",
 		accountID:           "000000000000",
+		now:                 time.Now,
 	}
 }
 
@@ -1054,12 +1057,27 @@ func checkTransactConditions(ops []transactOp, targets []touched) error {
 // Every condition is checked first; then the writes are applied, each item's previous state kept,
 // and if one fails the ones before it are put back. Its cost depends on the items it touches, not
 // on the size of the tables. The client's lock serialises it with every other request.
+// A repeat of a committed transaction with its ClientRequestToken, within 10 minutes of
+// its completion, succeeds without applying it again; the token with other parameters is
+// an IdempotentParameterMismatchException.
 func (c *Client) TransactWriteItems(ctx context.Context, input *TransactWriteItemsInput) (*TransactWriteItemsOutput, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 
 	if c.forceFailureErr != nil {
 		return nil, c.forceFailureErr
+	}
+
+	if err := validateClientRequestToken(input.ClientRequestToken); err != nil {
+		return nil, err
+	}
+
+	if repeat, err := c.repeated(input, c.now()); repeat || err != nil {
+		if err != nil {
+			return nil, err
+		}
+
+		return &TransactWriteItemsOutput{}, nil
 	}
 
 	ops, targets, err := c.prepareTransact(input.TransactItems)
@@ -1092,6 +1110,7 @@ func (c *Client) TransactWriteItems(ctx context.Context, input *TransactWriteIte
 	}
 
 	c.publish(false, written...)
+	c.remember(input, c.now())
 
 	return &TransactWriteItemsOutput{}, nil
 }

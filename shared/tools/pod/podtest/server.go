@@ -54,19 +54,33 @@ type Server struct {
 	status int  // forced status; 0 = normal
 	echo   bool // reflect the bearer token into answers
 	seq    int
+	// done are the answers to writes that carried an Idempotency-Key,
+	// by path and key: a repeat gets the first answer and acts no more.
+	done    map[string]answer
+	repeats int
+	// hold, when set, runs after a write acted and before it answers (a
+	// test stops its caller there).
+	hold func(r *http.Request)
+}
+
+// answer is a recorded response to a write.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
 }
 
 // New starts a fake backend, closed when the test ends. accept decides
 // which bearer tokens are valid.
 func New(t testing.TB, accept func(token string) bool) *Server {
-	s := &Server{accept: accept, msgs: map[string][]Message{}, memory: map[[2]string]string{}, tasks: map[string][]Task{}}
+	s := &Server{accept: accept, msgs: map[string][]Message{}, memory: map[[2]string]string{}, tasks: map[string][]Task{}, done: map[string]answer{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/pods/{pod}/messages", s.readMessages)
 	mux.HandleFunc("POST /api/v1/pods/{pod}/messages", s.postMessage)
 	mux.HandleFunc("GET /api/v1/pods/{pod}/agents/{agent}/memory", s.readMemory)
 	mux.HandleFunc("POST /api/v1/pods/{pod}/agents/{agent}/memory", s.appendMemory)
 	mux.HandleFunc("POST /api/v1/pods/{pod}/tasks", s.createTask)
-	srv := httptest.NewServer(s.guard(mux))
+	srv := httptest.NewServer(s.guard(s.idempotent(mux)))
 	s.URL = srv.URL
 	t.Cleanup(srv.Close)
 	return s
@@ -153,6 +167,62 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		}
 	})
+}
+
+// idempotent drops a repeated write: a POST whose Idempotency-Key was
+// seen on the same path gets the first answer and changes nothing, as the
+// runtime asks of the backend (docs/architecture.md, "Resumed runs").
+func (s *Server) idempotent(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Idempotency-Key")
+		if r.Method != http.MethodPost || key == "" {
+			next.ServeHTTP(w, r)
+			s.holdAfter(r)
+			return
+		}
+		id := r.URL.Path + "\x00" + key
+		s.mu.Lock()
+		first, seen := s.done[id]
+		if seen {
+			s.repeats++
+		}
+		s.mu.Unlock()
+		if seen {
+			for k, v := range first.header {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(first.status)
+			_, _ = w.Write(first.body)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		s.mu.Lock()
+		s.done[id] = answer{status: rec.Code, header: rec.Header().Clone(), body: rec.Body.Bytes()}
+		s.mu.Unlock()
+		s.holdAfter(r)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	})
+}
+
+// Repeats is how many writes were dropped as repeats of a key seen before.
+func (s *Server) Repeats() int { s.mu.Lock(); defer s.mu.Unlock(); return s.repeats }
+
+// Hold makes every write, once it acted, call fn before it answers; nil
+// stops it.
+func (s *Server) Hold(fn func(r *http.Request)) { s.mu.Lock(); s.hold = fn; s.mu.Unlock() }
+
+func (s *Server) holdAfter(r *http.Request) {
+	s.mu.Lock()
+	hold := s.hold
+	s.mu.Unlock()
+	if hold != nil && r.Method == http.MethodPost {
+		hold(r)
+	}
 }
 
 // leak returns the bearer token when echoing, for the routes to embed.

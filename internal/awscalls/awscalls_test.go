@@ -13,11 +13,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
-	"github.com/commonly/runtime/infra/awslocal/dynamodblocal"
 	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
 	"github.com/commonly/runtime/infra/awslocal/lambdalocal"
 	"github.com/commonly/runtime/infra/awslocal/secretsmanagerlocal"
+	"github.com/commonly/runtime/internal/awscalls"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/tablekeys"
 )

@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/truora/minidyn/server"
 
-	"github.com/commonly/runtime/infra/awslocal/awscalls"
+	"github.com/commonly/runtime/internal/awscalls"
 	"github.com/commonly/runtime/shared/store"
 )
 
@@ -51,8 +51,9 @@ func AWSEnv(endpoint string) map[string]string {
 type Config struct {
 	// Addr is where to listen; "" means "127.0.0.1:0", any free port.
 	Addr string
-	// Clock drives the TTL sweep, the time of stream records and the event
-	// source mappings; nil means the system clock.
+	// Clock drives the TTL sweep, the time of stream records, the event
+	// source mappings and the 10 minutes a TransactWriteItems
+	// ClientRequestToken is remembered; nil means the system clock.
 	Clock Clock
 	// TTLSweepInterval is how often items past their TTL are deleted; 0
 	// means 30 s, a negative value no sweep (ExpireNow only).
@@ -119,7 +120,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		URL:     "http://" + ln.Addr().String(),
 		cfg:     cfg,
-		ddb:     server.NewServer(server.WithRegion(Region), server.WithAccountID(AccountID)),
+		ddb:     server.NewServer(server.WithRegion(Region), server.WithAccountID(AccountID), server.WithClock(cfg.Clock.Now)),
 		done:    make(chan error, 1),
 		streams: map[string]*stream{},
 	}

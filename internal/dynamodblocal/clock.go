@@ -2,8 +2,9 @@ package dynamodblocal
 
 import "time"
 
-// Clock is the time the server's TTL sweep, stream records and event
-// source mappings (batching window, retry delay) run on. The tests inject
+// Clock is the time the server's TTL sweep, stream records, event source
+// mappings (batching window, retry delay) and transactions' client request
+// tokens run on. The tests inject
 // a manual clock (manualclock_test.go), so nothing waits on real time.
 type Clock interface {
 	Now() time.Time
