@@ -94,14 +94,7 @@ var expectations = map[string]expect{
 // asset was built from are invoked through it. `make test` synthesizes
 // the template first and sets CDK_TEMPLATE and RIE_BIN.
 func TestEveryEventFileFromTheTemplate(t *testing.T) {
-	tpl, rie := os.Getenv("CDK_TEMPLATE"), os.Getenv("RIE_BIN")
-	if tpl == "" || rie == "" {
-		t.Skip("CDK_TEMPLATE and RIE_BIN are set by `make test` (after `make synth`)")
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tpl, rie, root := templateAndEmulator(t)
 	tmpl, err := loadTemplate(tpl, dynamodblocal.Region)
 	if err != nil {
 		t.Fatal(err)
@@ -192,14 +185,7 @@ func rank(path string) int {
 // the session's own runs stream (EVENT=stream), the usage then counting
 // the turn's cost. No line says ERROR or failed; each invoke exits 0.
 func TestSessionHappyPath(t *testing.T) {
-	tpl, rie := os.Getenv("CDK_TEMPLATE"), os.Getenv("RIE_BIN")
-	if tpl == "" || rie == "" {
-		t.Skip("CDK_TEMPLATE and RIE_BIN are set by `make test` (after `make synth`)")
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tpl, rie, root := templateAndEmulator(t)
 	dir := t.TempDir()
 	invoke := func(fn, event string) string {
 		t.Helper()
@@ -240,4 +226,20 @@ func TestSessionHappyPath(t *testing.T) {
 	if recs, err := pendingStream(dir); err != nil || len(recs) != 0 {
 		t.Errorf("records still pending after the alarm took them: %d %v", len(recs), err)
 	}
+}
+
+// templateAndEmulator are the synthesized template and the emulator
+// `make test` names (CDK_TEMPLATE, RIE_BIN; t is skipped without them),
+// and the repository's root.
+func templateAndEmulator(t *testing.T) (tpl, rie, root string) {
+	t.Helper()
+	tpl, rie = os.Getenv("CDK_TEMPLATE"), os.Getenv("RIE_BIN")
+	if tpl == "" || rie == "" {
+		t.Skip("CDK_TEMPLATE and RIE_BIN are set by `make test` (after `make synth`)")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tpl, rie, root
 }

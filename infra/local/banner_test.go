@@ -42,7 +42,7 @@ func TestBannerAPIFirstWithin100Columns(t *testing.T) {
 func TestRequestLinesAndStopped(t *testing.T) {
 	s := startLocal(t, nil)
 	user, _ := apigatewaylocal.MintToken(s.secret, demoUser, nil, time.Hour, time.Now())
-	status, _, err := call(context.Background(), http.MethodGet, s.base+"/v1/me/usage", user, nil, "")
+	status, _, err := localstack.Call(context.Background(), http.MethodGet, s.base+"/v1/me/usage", user, nil, "")
 	if err != nil || status != http.StatusOK {
 		t.Fatalf("usage: %d %v", status, err)
 	}

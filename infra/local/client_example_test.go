@@ -59,7 +59,7 @@ func TestClientExampleAgainstTheLocalStack(t *testing.T) {
 	api := struct{ URL string }{st.APIURL}
 
 	admin, _ := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, time.Now())
-	status, body, err := call(ctx, "PUT", api.URL+"/v1/installs/demo-install", admin, nil, demoInstallBody())
+	status, body, err := localstack.Call(ctx, "PUT", api.URL+"/v1/installs/demo-install", admin, nil, demoInstallBody())
 	if err != nil || status != 201 {
 		t.Fatalf("create install: %d %s %v", status, body, err)
 	}

@@ -98,6 +98,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	if err != nil {
 		return err
 	}
+	// Nothing flushes here as a Lambda invocation does: a turn's spans
+	// reach TRACES_FILE within half a second of its end.
+	tcfg.ExportDelay = 500 * time.Millisecond
 	traces, err := tracing.Setup(ctx, tcfg)
 	if err != nil {
 		return err

@@ -3,11 +3,7 @@ package localstack_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/commonly/runtime/infra/localstack"
 )
@@ -23,27 +19,8 @@ func start(t *testing.T, cfg localstack.Config) *localstack.Stack {
 	return st
 }
 
-// call makes one request of the API with a bearer token.
-func call(ctx context.Context, method, url, token string, headers map[string]string, body string) (int, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 40*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	return res.StatusCode, b, err
-}
+// call is Call.
+var call = localstack.Call
 
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
