@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/commonly/runtime/functions/reaper/app"
@@ -63,7 +64,7 @@ func setup(ctx context.Context, log *slog.Logger) (func(context.Context, events.
 	if err != nil {
 		return nil, err
 	}
-	built, err := app.Build(cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg), Log: log, Metrics: emf})
+	built, err := app.Build(cfg, app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg), Lambda: lambdasvc.NewFromConfig(awsCfg), Log: log, Metrics: emf})
 	if err != nil {
 		return nil, err
 	}

@@ -133,10 +133,6 @@ type resumeRig struct {
 	codeHold    *holdFor
 	aliveAtRun2 int
 	codeRuns    int
-
-	// dispatched gets each asynchronous invocation the API made, which
-	// the Lambda stand-in hands over instead of running.
-	dispatched chan []byte
 }
 
 const (
@@ -191,9 +187,7 @@ func newResumeRig(t *testing.T, bootstrap string) *resumeRig {
 	})
 	broker := brokertest.New(t)
 	r.pod = podtest.New(t, broker.Accepts("commonly"))
-	r.dispatched = make(chan []byte, 8)
-	take := func(_ context.Context, payload []byte) error { r.dispatched <- payload; return nil }
-	if r.lam, err = lambdalocal.Start(lambdalocal.RunConfig{Run: take}, "TurnFunction"); err != nil {
+	if r.lam, err = lambdalocal.StartTaking("TurnFunction"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.lam.Close() })
@@ -301,12 +295,12 @@ func (r *resumeRig) submit(t *testing.T) []byte {
 		t.Fatalf("submit: %d %v %v", code, body, err)
 	}
 	r.runID, _ = body["runId"].(string)
-	r.lam.Wait()
-	if n := len(r.dispatched); n != 1 {
-		t.Fatalf("%d dispatches", n)
+	queued := r.lam.Take()
+	if len(queued) != 1 {
+		t.Fatalf("%d dispatches queued", len(queued))
 	}
 	_ = api.proc.Close()
-	return <-r.dispatched
+	return queued[0].Payload
 }
 
 // lapseLease moves the killed attempt's lease into the past, as the clock

@@ -31,6 +31,11 @@ type Digest struct {
 	OutputMicros  money.Micros `dynamodbav:"mo,omitempty"`
 	SearchMicros  money.Micros `dynamodbav:"ws,omitempty"`
 	SandboxMicros money.Micros `dynamodbav:"sb,omitempty"`
+	// Resumed are the turns another worker took over after one stopped;
+	// LostMicros what the stopped attempts may have cost beyond their
+	// record (estimated, part of CostMicros).
+	Resumed    int64        `dynamodbav:"nrs,omitempty"`
+	LostMicros money.Micros `dynamodbav:"lm,omitempty"`
 
 	TokensIn     int64 `dynamodbav:"ti,omitempty"`
 	TokensCached int64 `dynamodbav:"tc,omitempty"`
@@ -105,6 +110,10 @@ func DigestOf(b Book) Digest {
 		d.OutputMicros += f.Output
 		d.SearchMicros += f.Search
 		d.SandboxMicros += f.Sandbox
+		d.LostMicros += f.Lost
+		if f.Resumed {
+			d.Resumed++
+		}
 		d.TokensIn += f.TokensIn
 		d.TokensCached += f.TokensCached
 		d.TokensOut += f.TokensOut

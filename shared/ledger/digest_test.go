@@ -1,6 +1,13 @@
 package ledger
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"github.com/commonly/runtime/shared/runs"
+)
 
 // Every value falls in the bucket whose bounds hold it, at the integer
 // boundaries too, and buckets never overlap.
@@ -53,5 +60,27 @@ func TestDigestOf(t *testing.T) {
 	}
 	if n != 3 || counts[Bucket(1_000)] != 1 || counts[0] != 1 {
 		t.Errorf("cost histogram %v", d.CostHist)
+	}
+}
+
+// A resumed run's facts (a finished run taken over from a stopped
+// worker) count it among the day's resumed turns, its lost attempts'
+// estimate among the day's costs.
+func TestResumedRunInTheDigest(t *testing.T) {
+	r := &runs.Run{RunID: "run_1", UserID: "u1", Day: "2026-12-02", Engine: "native", Status: runs.StatusSucceeded, Attempts: 2,
+		CreatedAt: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC), Steps: []runs.Step{}}
+	r.AddCost(runs.Cost{ModelMicros: 900, LostMicros: 300})
+	r.End(runs.StatusSucceeded, "", "", r.CreatedAt.Add(time.Minute))
+	item, err := attributevalue.MarshalMap(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := decodeFacts(item)
+	if f == nil || !f.Resumed || f.Lost != 300 || f.Model != 900 {
+		t.Fatalf("facts %+v", f)
+	}
+	d := DigestOf(Book{CostMicros: 1_200, Runs: map[string]Counted{"run_1": {CostMicros: 1_200, Seq: "1", Facts: f}}})
+	if d.Resumed != 1 || d.LostMicros != 300 || d.ModelMicros+d.LostMicros != d.CostMicros {
+		t.Errorf("digest resumed %d lost %d model %d of %d", d.Resumed, d.LostMicros, d.ModelMicros, d.CostMicros)
 	}
 }

@@ -36,11 +36,15 @@ type Facts struct {
 	DurationMs int64 `dynamodbav:"d,omitempty"`
 	// CodeRuns counts the run's commonly_run_code executions.
 	CodeRuns int64 `dynamodbav:"x,omitempty"`
+	// Resumed: a worker took the run over after another stopped; Lost is
+	// what the stopped attempts may have cost beyond their record.
+	Resumed bool         `dynamodbav:"rs,omitempty"`
+	Lost    money.Micros `dynamodbav:"lm,omitempty"`
 }
 
 // factAttributes are the run attributes decodeFacts reads, besides
 // ImageAttributes.
-var factAttributes = []string{"plan", "status", "errorKind", "refunded", "createdAt", "completedAt", "tokens", "cost", "steps"}
+var factAttributes = []string{"plan", "status", "errorKind", "refunded", "createdAt", "completedAt", "tokens", "cost", "steps", "attempt"}
 
 // factImage is the part of a run image decodeFacts reads.
 type factImage struct {
@@ -53,6 +57,7 @@ type factImage struct {
 	CompletedAt *time.Time  `dynamodbav:"completedAt"`
 	Tokens      runs.Tokens `dynamodbav:"tokens"`
 	Cost        runs.Cost   `dynamodbav:"cost"`
+	Attempts    int         `dynamodbav:"attempt"`
 	Steps       []struct {
 		ToolCalls []struct {
 			CodeRun *struct{} `dynamodbav:"codeRun"`
@@ -78,6 +83,7 @@ func decodeFacts(item map[string]types.AttributeValue) *Facts {
 		Model: im.Cost.ModelMicros, Input: im.Cost.InputMicros, Cached: im.Cost.CachedInputMicros, Output: im.Cost.OutputMicros,
 		Search: im.Cost.SearchMicros, Sandbox: im.Cost.SandboxMicros,
 		TokensIn: im.Tokens.Prompt, TokensCached: im.Tokens.CachedPrompt, TokensOut: im.Tokens.Completion,
+		Resumed: im.Attempts > 1, Lost: im.Cost.LostMicros,
 	}
 	if im.Status != runs.StatusSucceeded && f.Kind == "" {
 		f.Kind = "unknown"

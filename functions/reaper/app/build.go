@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/commonly/runtime/functions/reaper/handler"
+	"github.com/commonly/runtime/shared/dispatch"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/reaper"
 	"github.com/commonly/runtime/shared/redact"
@@ -25,6 +26,9 @@ const e2bCallTimeout = 10 * time.Second
 // Deps are the clients built once per container, outside the handler.
 type Deps struct {
 	Dynamo *dynamodb.Client
+	// Lambda re-dispatches runs to the turn function (TURN_FUNCTION_NAME);
+	// required when that is set.
+	Lambda dispatch.LambdaAPI
 	// HTTP reaches E2B; nil is the E2B client's own.
 	HTTP *http.Client
 	// Local is the local provider whose sessions the reaper kills with
@@ -62,7 +66,14 @@ func Build(cfg Config, d Deps) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc, err := turns.NewReclaimer(turns.ReclaimerConfig{Store: st, Now: d.Now, Log: log})
+	var redispatch turns.Dispatcher
+	if cfg.TurnFunction != "" {
+		if d.Lambda == nil {
+			return nil, errors.New("reaper build: TURN_FUNCTION_NAME is set without a Lambda client")
+		}
+		redispatch = dispatch.Lambda{Client: d.Lambda, FunctionName: cfg.TurnFunction}
+	}
+	rc, err := turns.NewReclaimer(turns.ReclaimerConfig{Store: st, Dispatcher: redispatch, Now: d.Now, Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -19,5 +19,5 @@ var recorded awscalls.Recorder
 // checks each call against the reaper's role.
 func TestMain(m *testing.M) {
 	os.Exit(awscalls.Main(m, "../testdata/aws-calls/app.json", &recorded,
-		map[string]string{"STATE_TABLE": "state", "RUNS_TABLE": "runs"}, update))
+		map[string]string{"STATE_TABLE": "state", "RUNS_TABLE": "runs", "TURN_FUNCTION_NAME": "TurnFunction"}, update))
 }

@@ -49,6 +49,11 @@ type Config struct {
 	E2BAPIKey string
 	E2BDomain string
 	E2BAPIURL string
+	// TurnFunction is TURN_FUNCTION_NAME: the turn function, which the
+	// reaper invokes asynchronously to re-dispatch a run whose worker
+	// stopped with attempts left. Empty: such a run is closed
+	// interrupted instead of resumed.
+	TurnFunction string
 }
 
 // LoadConfig reads the configuration through getenv (in main, after the
@@ -69,6 +74,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		E2BAPIKey: get("E2B_API_KEY", ""),
 		E2BDomain: get("E2B_DOMAIN", e2b.DefaultDomain),
 		E2BAPIURL: get("E2B_API_URL", ""),
+
+		TurnFunction: get("TURN_FUNCTION_NAME", ""),
 	}
 	for _, req := range []struct{ name, value string }{{"STAGE", c.Stage}, {"STATE_TABLE", c.Tables.State}, {"RUNS_TABLE", c.Tables.Runs}} {
 		if req.value == "" {

@@ -15,4 +15,5 @@ var Variables = []string{
 	"SANDBOX_LIFETIME",
 	"STAGE",
 	"STATE_TABLE",
+	"TURN_FUNCTION_NAME",
 }

@@ -52,17 +52,18 @@ func New(cfg Config) (*Handler, error) {
 // Result is the invocation's answer: what the sweep did, for whoever
 // invokes it by hand (make invoke) or reads the invocation's record.
 type Result struct {
-	Listed          int  `json:"listed"`
-	Expired         int  `json:"expired"`
-	Killed          int  `json:"killed"`
-	AlreadyGone     int  `json:"alreadyGone"`
-	KillFailures    int  `json:"killFailures"`
-	Left            int  `json:"left"`
-	SourceFailures  int  `json:"sourceFailures"`
-	RunsInterrupted int  `json:"runsInterrupted"`
-	RunsRefunded    int  `json:"runsRefunded"`
-	RunsLeft        int  `json:"runsLeft"`
-	Cut             bool `json:"cut"`
+	Listed           int  `json:"listed"`
+	Expired          int  `json:"expired"`
+	Killed           int  `json:"killed"`
+	AlreadyGone      int  `json:"alreadyGone"`
+	KillFailures     int  `json:"killFailures"`
+	Left             int  `json:"left"`
+	SourceFailures   int  `json:"sourceFailures"`
+	RunsRedispatched int  `json:"runsRedispatched"`
+	RunsInterrupted  int  `json:"runsInterrupted"`
+	RunsRefunded     int  `json:"runsRefunded"`
+	RunsLeft         int  `json:"runsLeft"`
+	Cut              bool `json:"cut"`
 }
 
 // lateAfter is how late a scheduled event may start a sweep before it is
@@ -85,6 +86,6 @@ func (h *Handler) Handle(ctx context.Context, ev events.EventBridgeEvent) (Resul
 	return Result{
 		Listed: rep.Listed, Expired: rep.Expired, Killed: rep.Killed, AlreadyGone: rep.AlreadyGone,
 		KillFailures: rep.KillFailures, Left: rep.Left, SourceFailures: rep.SourceFailures,
-		RunsInterrupted: rep.RunsInterrupted, RunsRefunded: rep.RunsRefunded, RunsLeft: rep.RunsLeft, Cut: rep.Cut,
+		RunsRedispatched: rep.RunsRedispatched, RunsInterrupted: rep.RunsInterrupted, RunsRefunded: rep.RunsRefunded, RunsLeft: rep.RunsLeft, Cut: rep.Cut,
 	}, nil
 }

@@ -6,8 +6,9 @@
 // own, a goroutine with the function's timeout, retried as Lambda retries
 // an asynchronous invocation, a crash or a timeout alike (Start; the
 // local stack gives it the function's entry point, in process or its
-// bootstrap under the emulator). Other functions are not found; other
-// invocation types are refused.
+// bootstrap under the emulator), or kept for a test to take
+// (StartTaking). Other functions are not found; other invocation types
+// are refused.
 package lambdalocal
 
 import (
@@ -41,6 +42,7 @@ type Server struct {
 	mu     sync.Mutex
 	calls  *awscalls.Recorder
 	runner *runner
+	taken  *taken // StartTaking's
 }
 
 // RecordCalls records every Invoke served from now on in rec (Call

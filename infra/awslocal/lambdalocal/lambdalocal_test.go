@@ -68,3 +68,25 @@ func TestInvokeThroughTheSDK(t *testing.T) {
 		t.Errorf("refused invocations ran: %q", q)
 	}
 }
+
+// A taking stand-in keeps each invocation for the test to take, once
+// every accepted one is kept, and runs none.
+func TestTakingStandInKeepsInvocations(t *testing.T) {
+	s, err := lambdalocal.StartTaking("fn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, p := range []string{`{"a":1}`, `{"a":2}`} {
+		out, err := s.Client().Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String("fn"), InvocationType: types.InvocationTypeEvent, Payload: []byte(p)})
+		if err != nil || out.StatusCode != 202 {
+			t.Fatalf("Event invocation: %+v %v", out, err)
+		}
+	}
+	if q := s.Take(); len(q) != 2 || q[0].Function != "fn" || string(q[0].Payload)+string(q[1].Payload) != `{"a":1}{"a":2}` {
+		t.Fatalf("taken %+v", q)
+	}
+	if q := s.Take(); len(q) != 0 {
+		t.Errorf("Take did not empty the queue: %+v", q)
+	}
+}

@@ -147,3 +147,53 @@ func (r *runner) close() {
 	r.cancel()
 	r.wg.Wait()
 }
+
+// Invocation is an asynchronous invocation a taking stand-in kept.
+type Invocation struct {
+	Function string
+	Payload  []byte
+}
+
+// StartTaking serves on a free loopback port and keeps each accepted
+// asynchronous invocation instead of running it, for a test that checks
+// what a function dispatched, or runs it itself (Take).
+func StartTaking(names ...string) (*Server, error) {
+	if len(names) == 0 {
+		return nil, fmt.Errorf("lambda stand-in: no function name")
+	}
+	t := &taken{function: names[0]}
+	s, err := Start(RunConfig{Run: t.run, Retries: new(int)}, names...)
+	if err != nil {
+		return nil, err
+	}
+	s.taken = t
+	return s, nil
+}
+
+// Take returns the invocations kept since the last Take, once every
+// accepted one is kept; nil unless the stand-in is taking (StartTaking).
+func (s *Server) Take() []Invocation {
+	if s.taken == nil {
+		return nil
+	}
+	s.Wait()
+	s.taken.mu.Lock()
+	defer s.taken.mu.Unlock()
+	q := s.taken.q
+	s.taken.q = nil
+	return q
+}
+
+// taken keeps the invocations of a taking stand-in.
+type taken struct {
+	function string
+	mu       sync.Mutex
+	q        []Invocation
+}
+
+func (t *taken) run(_ context.Context, payload []byte) error {
+	t.mu.Lock()
+	t.q = append(t.q, Invocation{Function: t.function, Payload: payload})
+	t.mu.Unlock()
+	return nil
+}

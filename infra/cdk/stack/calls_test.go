@@ -119,6 +119,8 @@ func (r resolver) arn(name string) any {
 		return getAtt(logical, "Arn") // Ref is the name
 	case "AWS::SecretsManager::Secret":
 		return val // Ref is the ARN
+	case "AWS::Lambda::Function":
+		return getAtt(logical, "Arn") // Ref is the name
 	default:
 		r.t.Fatalf("%s names a %v, which the check does not know", v, typ)
 		return nil

@@ -114,7 +114,7 @@ func TestEnvironmentDeclaresWhatEachFunctionReads(t *testing.T) {
 				"LLM_MODE": "live", "SANDBOX": "e2b", "GOMAXPROCS": "1", "SANDBOX_MAX_CONCURRENT": "90",
 			},
 			AlarmFunctionID:  {"STATE_TABLE": state, "EVENT_BUS_NAME": ref(x.id(x.Events.Bus))},
-			ReaperFunctionID: {"STAGE": s.Stage, "STATE_TABLE": state, "RUNS_TABLE": runs, "SANDBOX": "e2b"},
+			ReaperFunctionID: {"STAGE": s.Stage, "STATE_TABLE": state, "RUNS_TABLE": runs, "SANDBOX": "e2b", "TURN_FUNCTION_NAME": ref(x.id(x.Turn.Function))},
 			EventsFunctionID: {"STATE_TABLE": state, "RUNS_TABLE": runs, "JWT_ISSUER": s.JWTIssuer, "JWT_AUDIENCE": "commonly-turns"},
 		}
 		// Every function sends its spans to X-Ray, keeping the stage's

@@ -113,11 +113,14 @@ func TestLeastPrivilege(t *testing.T) {
 			st(sqs, getAtt(x.id(x.Turn.DispatchFailures), "Arn")),
 			// Reads of the state table; each write on the partitions it makes.
 			st("dynamodb:BatchGetItem,dynamodb:GetItem", state),
-			withCondition(st("dynamodb:PutItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","PLAN#*","IDEM#*","SANDBOX#*","SANDBOXCAP#*"]}}`),
+			withCondition(st("dynamodb:PutItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","PLAN#*","IDEM#*","SANDBOX#*","SANDBOXCAP#*","JOURNAL#*"]}}`),
 			withCondition(st("dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["INSTALL#*","USER#*","SANDBOX#*"]}}`),
 			withCondition(st("dynamodb:ConditionCheckItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["PLAN#*"]}}`),
-			// The sandbox cap's slots only.
-			withCondition(st("dynamodb:DeleteItem,dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*"]}}`),
+			// The sandbox cap's slots freed; their shard and a run's journal read.
+			withCondition(st("dynamodb:DeleteItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*"]}}`),
+			withCondition(st("dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*","JOURNAL#*"]}}`),
+			// A taken-over run's sandboxes.
+			st("dynamodb:Query", join(state, "/index/runSandboxes")),
 			st("dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
 			st("lambda:InvokeFunction", getAtt(x.id(x.Turn.Function), "Arn")),
 			xray,
@@ -142,7 +145,9 @@ func TestLeastPrivilege(t *testing.T) {
 			// One statement: minimizePolicies (cdk.json) merges the grants.
 			st("dynamodb:Query", join(runs, "/index/open"), join(state, "/index/live"), join(state, "/index/runSandboxes")),
 			withCondition(st("dynamodb:UpdateItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOX#*","USER#*"]}}`),
-			st("dynamodb:GetItem,dynamodb:PutItem", runs),
+			st("dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
+			// A stopped worker's run dispatched again: the turn function alone.
+			st("lambda:InvokeFunction", getAtt(x.id(x.Turn.Function), "Arn")),
 			xray,
 		},
 		// A run read, nothing else (and its spans).

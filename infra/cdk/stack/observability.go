@@ -25,6 +25,9 @@ const (
 	MetricTurnsFailed     = turns.MetricTurnsFailed     // by ErrorKind (turns.Worker)
 	MetricCeilingRefusals = turns.MetricCeilingRefusals // by Plan (turns.Service)
 	MetricTurnCost        = turns.MetricTurnCost        // by Engine and Status (turns.Worker)
+	MetricResumptions     = turns.MetricResumptions     // by Engine (turns.Worker)
+	MetricTurnsLeft       = turns.MetricTurnsLeft       // by Engine (turns.Worker)
+	MetricLostAttemptCost = turns.MetricLostAttemptCost // by Engine (turns.Worker)
 	// The reaper's, one EMF event per sweep without dimensions
 	// (shared/reaper, report.go).
 	MetricSandboxesListed      = reaper.MetricSandboxesListed
@@ -35,8 +38,8 @@ const (
 	MetricSandboxesLeft        = reaper.MetricSandboxesLeft
 	MetricSourceFailures       = reaper.MetricSourceFailures
 	MetricRunsInterrupted      = reaper.MetricRunsInterrupted
-	MetricRunsRefunded         = reaper.MetricRunsRefunded
 	MetricRunsRedispatched     = reaper.MetricRunsRedispatched
+	MetricRunsRefunded         = reaper.MetricRunsRefunded
 	MetricRunInterruptFailures = reaper.MetricRunInterruptFailures
 	MetricSweepDuration        = reaper.MetricSweepDuration
 )
@@ -190,8 +193,11 @@ func newDashboard(c constructs.Construct, ev *Events, t *Turn, a *Alarm, r *Reap
 				graph("Cost per UTC day (USD)", costUSD),
 				graph("Sandboxes reaped, runs interrupted",
 					search("sandboxes killed", MetricSandboxesKilled, "Sum", five), search("sandboxes already gone", MetricSandboxesAlreadyGone, "Sum", five),
-					search("runs interrupted", MetricRunsInterrupted, "Sum", five), search("runs refunded", MetricRunsRefunded, "Sum", five),
-					search("runs re-dispatched", MetricRunsRedispatched, "Sum", five)),
+					search("runs interrupted", MetricRunsInterrupted, "Sum", five), search("runs refunded", MetricRunsRefunded, "Sum", five)),
+				graph("Runs resumed after a worker stopped",
+					search("turns resumed", MetricResumptions, "Sum", five), search("turns left for another attempt", MetricTurnsLeft, "Sum", five),
+					search("runs re-dispatched by the reaper", MetricRunsRedispatched, "Sum", five),
+					search("lost attempts' cost (micro-USD)", MetricLostAttemptCost, "Sum", five)),
 				graph("Spend alarms raised", alarmsRaised),
 			},
 			{

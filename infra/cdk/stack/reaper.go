@@ -33,17 +33,20 @@ type Reaper struct {
 	Schedule awsevents.Rule
 }
 
-func newReaper(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Reaper, error) {
+func newReaper(scope constructs.Construct, s *Settings, d *Data, x *Secrets, turn *Turn) (*Reaper, error) {
 	c := constructs.NewConstruct(scope, jsii.String("Reaper"))
 	empty := jsii.String("")
 	env := environment{
 		"STAGE":       jsii.String(s.Stage),
 		"STATE_TABLE": d.State.TableName(),
 		"RUNS_TABLE":  d.Runs.TableName(),
-		"SANDBOX":     jsii.String("e2b"),
-		"E2B_DOMAIN":  empty, "E2B_API_URL": empty, "SANDBOX_LIFETIME": empty,
+		// The turn function, to which a run whose worker stopped with
+		// attempts left is dispatched again.
+		"TURN_FUNCTION_NAME": turn.function.Function.FunctionName(),
+		"SANDBOX":            jsii.String("e2b"),
+		"E2B_DOMAIN":         empty, "E2B_API_URL": empty, "SANDBOX_LIFETIME": empty,
 	}
-	owned := ownedVars(reaperSecrets, "STAGE", "STATE_TABLE", "RUNS_TABLE")
+	owned := ownedVars(reaperSecrets, "STAGE", "STATE_TABLE", "RUNS_TABLE", "TURN_FUNCTION_NAME")
 	fn, err := newFunction(c, s, functionSpec{
 		id:          ReaperFunctionID,
 		dir:         "reaper",
@@ -79,9 +82,16 @@ func newReaper(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*R
 	// FinishRun's transaction), nothing else of its items.
 	grantIndexes(fn.Role, d.State, []string{"Query"}, tablekeys.LiveIndex, tablekeys.RunSandboxesIndex)
 	grantKeys(fn.Role, d.State, []string{"UpdateItem"}, sandboxKeys, userKeys)
-	// The runs table: the open index, and closing a run (read it, write
-	// it whole with FinishRun's conditional Put).
+	// The runs table: the open index, closing a run (read it, write it
+	// whole with FinishRun's conditional Put) and marking a re-dispatch
+	// (a conditional UpdateItem).
 	grantIndexes(fn.Role, d.Runs, []string{"Query"}, tablekeys.OpenIndex)
-	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem"})
+	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem"})
+	// The turn function, invoked asynchronously with a run's dispatch
+	// event: that one function, nothing else.
+	fn.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("lambda:InvokeFunction"),
+		Resources: &[]*string{turn.function.Function.FunctionArn()},
+	}))
 	return r, nil
 }

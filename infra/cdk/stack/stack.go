@@ -50,7 +50,7 @@ func New(app constructs.Construct, s Settings) (*Stack, error) {
 	if st.Alarm, err = newAlarm(st.Stack, &s, st.Data, st.Events); err != nil {
 		return nil, err
 	}
-	if st.Reaper, err = newReaper(st.Stack, &s, st.Data, st.Secrets); err != nil {
+	if st.Reaper, err = newReaper(st.Stack, &s, st.Data, st.Secrets, st.Turn); err != nil {
 		return nil, err
 	}
 	if st.RunEvents, err = newRunEvents(st.Stack, &s, st.Data); err != nil {

@@ -20,7 +20,7 @@ type Day struct {
 	TurnsByPlan   map[string]int64
 	Errors        map[string]int64
 	// Cost is the ledgers' total; it splits into CostByEngine (finished
-	// turns) plus Open, and into the parts below plus Open.
+	// turns) plus Open, and into the parts below (Lost included) plus Open.
 	Cost         money.Micros
 	Open         money.Micros
 	CostByEngine map[string]money.Micros
@@ -29,9 +29,14 @@ type Day struct {
 	Output       money.Micros
 	// ModelOther is model cost recorded without its parts (runs priced
 	// before the split was recorded, or by another engine's own report).
-	ModelOther   money.Micros
-	Search       money.Micros
-	Sandbox      money.Micros
+	ModelOther money.Micros
+	Search     money.Micros
+	Sandbox    money.Micros
+	// Resumed are the turns another worker took over after one stopped,
+	// Lost what the stopped attempts may have cost beyond their record
+	// (estimated; part of Cost).
+	Resumed      int64
+	Lost         money.Micros
 	TokensIn     int64
 	TokensCached int64
 	TokensOut    int64
@@ -176,6 +181,8 @@ func (b *Builder) Add(u store.UserDay) {
 	day.ModelOther += max(g.ModelMicros-g.InputMicros-g.CachedMicros-g.OutputMicros, 0)
 	day.Search += g.SearchMicros
 	day.Sandbox += g.SandboxMicros
+	day.Resumed += g.Resumed
+	day.Lost += g.LostMicros
 	day.TokensIn += g.TokensIn
 	day.TokensCached += g.TokensCached
 	day.TokensOut += g.TokensOut
@@ -220,6 +227,8 @@ func (b *Builder) Report() *Report {
 		t.ModelOther += day.ModelOther
 		t.Search += day.Search
 		t.Sandbox += day.Sandbox
+		t.Resumed += day.Resumed
+		t.Lost += day.Lost
 		t.TokensIn += day.TokensIn
 		t.TokensCached += day.TokensCached
 		t.TokensOut += day.TokensOut

@@ -85,6 +85,7 @@ func (r *Report) Charts() []chart {
 		{"model (not split)", perDay(func(d Day) int64 { return int64(d.ModelOther) })},
 		{"search", perDay(func(d Day) int64 { return int64(d.Search) })},
 		{"sandbox", perDay(func(d Day) int64 { return int64(d.Sandbox) })},
+		{"lost attempts (estimated)", perDay(func(d Day) int64 { return int64(d.Lost) })},
 		{"runs not finished", perDay(func(d Day) int64 { return int64(d.Open) })},
 	}
 	svg, lg = stackedBars("cost-by-part", days, ss, money)
@@ -177,6 +178,7 @@ func (r *Report) CSV(w *bytes.Buffer) error {
 		row("day", d.Day, "user_days", n(d.UserDays))
 		row("day", d.Day, "turns", n(d.Turns))
 		row("day", d.Day, "turns_refunded", n(d.Refunded))
+		row("day", d.Day, "turns_resumed", n(d.Resumed))
 		for _, e := range r.Engines {
 			row("day", d.Day, "turns_engine_"+e, n(d.TurnsByEngine[e]))
 			row("day", d.Day, "cost_usd_engine_"+e, d.CostByEngine[e].USD())
@@ -191,7 +193,7 @@ func (r *Report) CSV(w *bytes.Buffer) error {
 			name string
 			v    money.Micros
 		}{{"cost_usd", d.Cost}, {"cost_usd_model_input", d.Input}, {"cost_usd_model_cached_input", d.Cached}, {"cost_usd_model_output", d.Output},
-			{"cost_usd_model_not_split", d.ModelOther}, {"cost_usd_search", d.Search}, {"cost_usd_sandbox", d.Sandbox}, {"cost_usd_not_finished", d.Open}} {
+			{"cost_usd_model_not_split", d.ModelOther}, {"cost_usd_search", d.Search}, {"cost_usd_sandbox", d.Sandbox}, {"cost_usd_lost_attempts", d.Lost}, {"cost_usd_not_finished", d.Open}} {
 			row("day", d.Day, part.name, part.v.USD())
 		}
 		row("day", d.Day, "tokens_prompt", n(d.TokensIn))

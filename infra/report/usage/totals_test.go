@@ -60,7 +60,7 @@ func TestReportTotalsEqualTheLedgers(t *testing.T) {
 	if len(w.errors) == 0 || len(w.byEngine) < 2 || w.codeTurns == 0 || w.byPlan["free"] == 0 || w.byPlan["pro"] == 0 || w.atFreeCeiling == 0 {
 		t.Errorf("the day lacks variety: errors %v, engines %v, plans %v (each run records its plan), %d turns ran code, %d free user-days at the ceiling", w.errors, w.byEngine, w.byPlan, w.codeTurns, w.atFreeCeiling)
 	}
-	parts := r.Total.Input + r.Total.Cached + r.Total.Output + r.Total.ModelOther + r.Total.Search + r.Total.Sandbox + r.Total.Open
+	parts := r.Total.Input + r.Total.Cached + r.Total.Output + r.Total.ModelOther + r.Total.Search + r.Total.Sandbox + r.Total.Lost + r.Total.Open
 	if parts != r.Total.Cost || r.Total.Input != w.input || r.Total.Cached != w.cached || r.Total.Output != w.output || r.Total.Open != 0 {
 		t.Errorf("parts %d (input %d cached %d output %d other %d search %d sandbox %d open %d) of %d; runs' input %d cached %d output %d",
 			parts, r.Total.Input, r.Total.Cached, r.Total.Output, r.Total.ModelOther, r.Total.Search, r.Total.Sandbox, r.Total.Open, r.Total.Cost, w.input, w.cached, w.output)
