@@ -73,9 +73,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	logs := newHeldLogs(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logs := &heldWriter{w: os.Stderr}
 	defer logs.release()
-	log := slog.New(logs)
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	env := localEnv(getenv)
 	// The local pod backend and broker, unless real ones are named.
 	pods := localstack.NewPods()
