@@ -88,8 +88,16 @@ func (w *worker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if out.Kind == runtimeapi.KindResponse {
+	switch out.Kind {
+	case runtimeapi.KindResponse:
 		return out.Body, nil
+	case runtimeapi.KindTimeout, runtimeapi.KindExited:
+		// The environment's runtime is gone (a timeout kills it): the
+		// next invocation starts another once it has exited.
+		select {
+		case <-w.runtime().Exited():
+		case <-ctx.Done():
+		}
 	}
 	msg := string(out.Body)
 	if out.Err != nil {

@@ -88,18 +88,38 @@ func TestKilledWorkerIsRetried(t *testing.T) {
 	}
 }
 
-// A crash and a timeout alike: the worker's invocation fails, and the
-// Lambda stand-in tries it twice more, each in a fresh runtime, after its
-// delay. The worker here is the Runtime API stand-in's own test function
+// A crash and a timeout alike: the function's asynchronous invocation
+// fails, and the Lambda stand-in tries it twice more, each in a fresh
+// runtime, after its delay; so in the worker's environment (the Runtime
+// API stand-in) and in a bootstrap under the emulator (make invoke's
+// way: the emulator answers a crash with 502 and a timeout with a line of
+// text). The function is the Runtime API stand-in's own test function
 // (infra/awslocal/runtimeapi/testdata/fn), told to exit or to sleep past
 // the function's one-second timeout.
-func TestFailedWorkerInvocationIsRetriedTwice(t *testing.T) {
+func TestFailedInvocationIsRetriedTwice(t *testing.T) {
 	fn := filepath.Join(t.TempDir(), "bootstrap")
 	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", fn, "../awslocal/runtimeapi/testdata/fn")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the test function: %v\n%s", err, out)
 	}
-	st := localstack.StartTest(t, localstack.Config{Env: map[string]string{"AWS_LAMBDA_FUNCTION_TIMEOUT": "1"}, Worker: fn, RetryDelay: 20 * time.Millisecond})
+	env := map[string]string{"AWS_LAMBDA_FUNCTION_TIMEOUT": "1"}
+	t.Run("worker", func(t *testing.T) {
+		failsThrice(t, localstack.StartTest(t, localstack.Config{Env: env, Worker: fn, RetryDelay: 20 * time.Millisecond}))
+	})
+	t.Run("bootstrap under the emulator", func(t *testing.T) {
+		rieBin := os.Getenv("RIE_BIN")
+		if rieBin == "" {
+			t.Skip("RIE_BIN is set by `make test`")
+		}
+		st := localstack.StartTest(t, localstack.Config{Env: env, Emulator: rieBin, RetryDelay: 20 * time.Millisecond})
+		if _, err := st.Bootstrap(localstack.Turn, fn, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		failsThrice(t, st)
+	})
+}
+
+func failsThrice(t *testing.T, st *localstack.Stack) {
 	ctx := context.Background()
 	for _, c := range []struct{ payload, errorType string }{
 		{`{"do":"exit"}`, "Runtime.ExitError"},
