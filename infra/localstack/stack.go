@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/smithy-go/logging"
 
 	alarmapp "github.com/commonly/runtime/functions/alarm/app"
 	eventshandler "github.com/commonly/runtime/functions/events/handler"
@@ -112,7 +113,12 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	if err := st.startStandIns(ctx); err != nil {
 		return st, err
 	}
-	if st.aws, err = config.LoadDefaultConfig(ctx, config.WithRegion(dynamodblocal.Region),
+	// The SDK's own warnings (a response cut by a caller that left) go to
+	// the stack's log, not to stderr.
+	sdkLog := logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+		cfg.Log.Warn("aws sdk: "+fmt.Sprintf(format, v...), "classification", string(c))
+	})
+	if st.aws, err = config.LoadDefaultConfig(ctx, config.WithRegion(dynamodblocal.Region), config.WithLogger(sdkLog),
 		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(dynamodblocal.AccessKeyID, dynamodblocal.SecretAccessKey, ""))); err != nil {
 		return st, fmt.Errorf("aws config: %w", err)
 	}
@@ -160,21 +166,42 @@ func (st *Stack) startStandIns(ctx context.Context) error {
 		}
 		st.DynamoDBURL = st.DB.URL
 	}
-	bcfg := cfg.EventBridge
-	if bcfg.Calls == nil {
-		bcfg.Calls = cfg.Calls
-	}
-	if bcfg.Region == "" {
-		bcfg.Region = dynamodblocal.Region
-	}
-	if st.Bus, err = eventbridgelocal.Start(bcfg); err != nil {
-		return err
+	if st.runs(Alarm) {
+		bcfg := cfg.EventBridge
+		if bcfg.Calls == nil {
+			bcfg.Calls = cfg.Calls
+		}
+		if bcfg.Region == "" {
+			bcfg.Region = dynamodblocal.Region
+		}
+		if st.Bus, err = eventbridgelocal.Start(bcfg); err != nil {
+			return err
+		}
 	}
 	if cfg.Secrets != nil {
 		if st.Secrets, err = secretsmanagerlocal.Start(secretsmanagerlocal.Config{Secrets: cfg.Secrets, Calls: cfg.Calls}); err != nil {
 			return err
 		}
 	}
+	return st.startLambda()
+}
+
+// runs says whether fn may run on the stack: in this process, or as a
+// bootstrap (an emulator or a worker is given). A stand-in only a
+// function that does not run would call is not started (the benchmark's
+// turn process links and starts only what its measure needs).
+func (st *Stack) runs(fn Function) bool {
+	return slices.Contains(st.cfg.Functions, fn) || st.cfg.Emulator != "" || st.cfg.Worker != ""
+}
+
+// startLambda starts the Lambda stand-in, for a turn dispatched through
+// it (TURN_DISPATCH=lambda, a worker, a bootstrap).
+func (st *Stack) startLambda() error {
+	cfg := st.cfg
+	if !st.runs(Turn) || (st.Env["TURN_DISPATCH"] != app.DispatchLambda && cfg.Worker == "" && cfg.Emulator == "") {
+		return nil
+	}
+	var err error
 	name := st.Env["AWS_LAMBDA_FUNCTION_NAME"]
 	if st.Lambda, err = lambdalocal.Start(lambdalocal.RunConfig{
 		Run: st.invokeAsync, Retries: cfg.Retries, RetryDelay: cfg.RetryDelay, Log: cfg.Log,
@@ -192,8 +219,12 @@ func (st *Stack) startStandIns(ctx context.Context) error {
 // the region and the dummy credentials.
 func (st *Stack) Endpoints() map[string]string {
 	env := dynamodblocal.AWSEnv(st.DynamoDBURL)
-	env[eventbridgelocal.EndpointVar] = st.Bus.URL
-	env[lambdalocal.EndpointVar] = st.Lambda.URL
+	if st.Bus != nil {
+		env[eventbridgelocal.EndpointVar] = st.Bus.URL
+	}
+	if st.Lambda != nil {
+		env[lambdalocal.EndpointVar] = st.Lambda.URL
+	}
 	if st.Secrets != nil {
 		env[secretsmanagerlocal.EndpointVar] = st.Secrets.URL
 	}
