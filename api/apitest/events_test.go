@@ -20,7 +20,7 @@ func TestValidateEventRefusesWhatTheSchemaDoesNot(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if len(v.EventTypes()) != 9 {
+	if len(v.EventTypes()) != 11 {
 		t.Errorf("event types %v", v.EventTypes())
 	}
 }

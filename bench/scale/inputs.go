@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/commonly/runtime/infra/lambdamem"
 )
 
 // Price is a unit price with where it comes from.
@@ -21,6 +23,12 @@ type Price struct {
 	Unit   string  `json:"unit"`
 	Date   string  `json:"date"`
 	Source string  `json:"source"`
+}
+
+// IndexInput is an index's write units a turn, with why.
+type IndexInput struct {
+	PerTurn float64 `json:"perTurn"`
+	Source  string  `json:"source"`
 }
 
 // Limit is a quota or a service limit with its source.
@@ -48,15 +56,14 @@ type Inputs struct {
 		ModelSecondsPerCall float64 `json:"modelSecondsPerCall"`
 		CodeRunsPerSandbox  float64 `json:"codeRunsPerSandbox"`
 		CodeRunSeconds      float64 `json:"codeRunSeconds"`
-		CPUMillisPerTurn    float64 `json:"cpuMillisPerTurn"`
-		CPUMillisSource     string  `json:"cpuMillisPerTurnSource"`
-		APIRequestsPerTurn  float64 `json:"apiRequestsPerTurn"`
-		APIMillis           float64 `json:"apiMillis"`
-		MemoryMB            float64 `json:"memoryMB"`
-		// PreviousMemoryMB is the size before the measurement of
-		// docs/benchmarks.md ("Memory size"), to show the saving.
-		PreviousMemoryMB float64 `json:"previousMemoryMB"`
-		LogBytesPerTurn  float64 `json:"logBytesPerTurn"`
+		// OwnMillisAtMB is the turn function's own time a turn (its wall
+		// less the model's) at each memory size, as make memsize measured
+		// it on the turns users send; "0" is without a quota.
+		OwnMillisAtMB      map[string]float64 `json:"ownMillisAtMB"`
+		OwnMillisSource    string             `json:"ownMillisSource"`
+		APIRequestsPerTurn float64            `json:"apiRequestsPerTurn"`
+		APIMillis          float64            `json:"apiMillis"`
+		LogBytesPerTurn    float64            `json:"logBytesPerTurn"`
 	} `json:"turn"`
 	Tokens struct {
 		PromptPerCall     float64 `json:"promptPerCall"`
@@ -67,24 +74,92 @@ type Inputs struct {
 	RunItemKB             float64 `json:"runItemKB"`
 	RetentionDays         float64 `json:"retentionDays"`
 	Alarm                 struct {
-		MemoryMB           float64 `json:"memoryMB"`
 		MillisPerBatch     float64 `json:"millisPerBatch"`
 		BatchSize          float64 `json:"batchSize"`
 		BatchWindowSeconds float64 `json:"batchWindowSeconds"`
 		UserDaysCrossing   float64 `json:"userDaysCrossing"`
 	} `json:"alarm"`
 	Reaper struct {
-		MemoryMB        float64 `json:"memoryMB"`
 		SecondsPerSweep float64 `json:"secondsPerSweep"`
 		SweepsPerDay    float64 `json:"sweepsPerDay"`
 	} `json:"reaper"`
-	Prices map[string]Price `json:"prices"`
-	Limits map[string]Limit `json:"limits"`
-	Stack  struct {
+	Watch   Watch   `json:"watch"`
+	Designs Designs `json:"designs"`
+	// TargetShare is the most infrastructure may cost a turn, as a share
+	// of the model's cost a turn (issue 39: 2 %).
+	TargetShare float64 `json:"targetShare"`
+	// IndexWrites are an index's write units a turn, by "table index"
+	// ("runs userRuns"), where make load's accounting does not count them
+	// right: it takes an index projecting some attributes for keys only,
+	// so the write that changes a projected attribute is missed. Each
+	// replaces the measured figure of its index.
+	IndexWrites map[string]IndexInput `json:"indexWrites"`
+	// PricesNote says how the prices were read.
+	PricesNote string           `json:"pricesNote"`
+	Prices     map[string]Price `json:"prices"`
+	Limits     map[string]Limit `json:"limits"`
+	Stack      struct {
 		Stage            string  `json:"stage"`
 		SandboxCap       float64 `json:"sandboxCap"`
 		SandboxCapSource string  `json:"sandboxCapSource"`
 	} `json:"stack"`
+}
+
+// Watch is how turns are watched through the events function (GET
+// /v1/runs/{runId}/events): inputs the code does not fix.
+type Watch struct {
+	// WatchedShare of turns have WatchersPerTurn streams open on them from
+	// their admission to their end.
+	WatchedShare    float64 `json:"watchedShare"`
+	WatchersPerTurn float64 `json:"watchersPerTurn"`
+	// SlotWriteUnitsPerStream: the per-user stream slot taken and freed
+	// on the state table, each a small item.
+	SlotWriteUnitsPerStream float64 `json:"slotWriteUnitsPerStream"`
+	SlotSource              string  `json:"slotSource"`
+	LogBytesPerStream       float64 `json:"logBytesPerStream"`
+	// ResumedShare of turns lose their worker and resume after
+	// RetryDelaySeconds (Lambda's first asynchronous retry); the stream
+	// stays open through the wait and the lost attempt, half a turn on
+	// average. MaxAttempts bound a turn's attempts (the longest stream).
+	ResumedShare      float64 `json:"resumedShare"`
+	ResumedSource     string  `json:"resumedSource"`
+	RetryDelaySeconds float64 `json:"retryDelaySeconds"`
+	RetrySource       string  `json:"retrySource"`
+	MaxAttempts       float64 `json:"maxAttempts"`
+}
+
+// Designs are the inputs of the designs that stop paying for waiting
+// (docs/scale.md, "What it would take"): what the prices do not say.
+type Designs struct {
+	// Push (AppSync Events, an API Gateway WebSocket API): each event
+	// the worker records is one message (as the stream sends it today),
+	// plus the connection's own.
+	AppSyncOpsPerConnection   float64 `json:"appSyncOpsPerConnection"`
+	WebSocketMessagesPerConn  float64 `json:"webSocketMessagesPerConnection"`
+	WebSocketAuthorizerMillis float64 `json:"webSocketAuthorizerMillis"`
+	WebSocketAuthorizerMB     float64 `json:"webSocketAuthorizerMB"`
+	WebSocketWriteUnits       float64 `json:"webSocketWriteUnitsPerConnection"`
+	// Many turns in one process (Lambda Managed Instances, ECS on
+	// Fargate): each turn's CPU at a full core (make memsize), the
+	// memory a turn in flight holds, the CPU utilisation the fleet is
+	// run at and the headroom kept for the peak and for scaling (a fleet
+	// scaled to the hour's load runs at about 1/Headroom of it).
+	TurnCPUMillis      float64 `json:"turnCpuMillis"`
+	TurnCPUSource      string  `json:"turnCpuSource"`
+	TurnMemoryMB       float64 `json:"turnMemoryMB"`
+	TurnMemorySource   string  `json:"turnMemorySource"`
+	CPUUtilisation     float64 `json:"cpuUtilisation"`
+	Headroom           float64 `json:"headroom"`
+	HeadroomSource     string  `json:"headroomSource"`
+	LMIInstance        string  `json:"lmiInstance"`
+	LMIInstanceVCPU    float64 `json:"lmiInstanceVCPU"`
+	LMIInstanceGB      float64 `json:"lmiInstanceGB"`
+	FargateTaskVCPU    float64 `json:"fargateTaskVCPU"`
+	FargateTaskGB      float64 `json:"fargateTaskGB"`
+	SQSRequestsPerTurn float64 `json:"sqsRequestsPerTurn"`
+	SQSRequestsSource  string  `json:"sqsRequestsSource"`
+	EgressKBPerTurn    float64 `json:"egressKBPerTurn"`
+	EgressSource       string  `json:"egressSource"`
 }
 
 // Measured is measured.json: what a turn cost in DynamoDB in a run of
@@ -112,8 +187,12 @@ type Stage struct {
 type Model struct {
 	In          Inputs
 	Measured    Measured
+	Watched     Watched
 	Stage       Stage
 	IndexShards int
+	// MemoryMB is each function's memory (infra/lambdamem), by
+	// construct id; the stack deploys the same.
+	MemoryMB map[string]float64
 }
 
 // Load reads inputs.json and measured.json from dir and the stage named
@@ -125,6 +204,18 @@ func Load(dir, cdkJSON string, shards int) (Model, error) {
 	}
 	if err := readJSON(filepath.Join(dir, "measured.json"), &m.Measured); err != nil {
 		return m, err
+	}
+	if err := readJSON(filepath.Join(dir, "watch.json"), &m.Watched); err != nil {
+		return m, err
+	}
+	sizes, err := lambdamem.Load()
+	if err != nil {
+		return m, err
+	}
+	m.MemoryMB = map[string]float64{}
+	for _, id := range sizes.IDs() {
+		mb, _ := sizes.MB(id)
+		m.MemoryMB[id] = float64(mb)
 	}
 	var cdk struct {
 		Context struct {
@@ -155,7 +246,12 @@ func readJSON(path string, v any) error {
 
 // prices the model needs, each with a date and a source.
 var neededPrices = []string{"lambdaGBSecond", "lambdaRequest", "ddbWriteUnit", "ddbReadUnit", "ddbStorageGBMonth",
-	"eventBridgeEvent", "logsIngestGB", "e2bSecond", "modelPromptMissPerM", "modelPromptHitPerM", "modelOutputPerM"}
+	"eventBridgeEvent", "logsIngestGB", "e2bSecond", "modelPromptMissPerM", "modelPromptHitPerM", "modelOutputPerM",
+	"dataOutGB", "appSyncEventOperation", "appSyncConnectionMinute", "webSocketMessage", "webSocketConnectionMinute",
+	"lmiInstanceHour", "lmiManagementFee", "fargateVCPUHour", "fargateGBHour", "sqsRequest", "natGatewayGB", "publicIPv4Hour"}
+
+// functions the model prices, each with a memory size in infra/lambdamem.
+var functionIDs = []string{"TurnFunction", "AlarmFunction", "ReaperFunction", "EventsFunction"}
 
 var neededLimits = []string{"accountLambdaConcurrency", "partitionWritesPerSecond", "e2bPlanConcurrency", "partitionGB"}
 
@@ -183,6 +279,27 @@ func (m Model) check() error {
 	}
 	if m.Measured.Source == "" || m.Measured.Turns <= 0 || len(m.Measured.WriteUnitsPerTurn) == 0 {
 		return fmt.Errorf("measured.json: no source, turns or write units")
+	}
+	if err := m.Watched.check(); err != nil {
+		return err
+	}
+	for _, id := range functionIDs {
+		if m.MemoryMB[id] <= 0 {
+			return fmt.Errorf("infra/lambdamem has no memory size for %s", id)
+		}
+	}
+	if len(m.In.Turn.OwnMillisAtMB) == 0 || m.In.Turn.OwnMillisSource == "" {
+		return fmt.Errorf("turn.ownMillisAtMB: no measured own time, or no source")
+	}
+	if _, ok := m.ownMillis(m.MemoryMB["TurnFunction"]); !ok {
+		return fmt.Errorf("turn.ownMillisAtMB has no figure at the turn function's %g MB", m.MemoryMB["TurnFunction"])
+	}
+	w := m.In.Watch
+	if w.WatchedShare < 0 || w.WatchedShare > 1 || w.WatchersPerTurn < 0 || w.ResumedShare < 0 || w.ResumedShare > 1 {
+		return fmt.Errorf("watch: shares must be between 0 and 1, watchers not negative")
+	}
+	if m.In.TargetShare <= 0 {
+		return fmt.Errorf("targetShare must be positive")
 	}
 	if m.IndexShards <= 0 || m.In.PeakFactor < 1 || len(m.In.Sizes) == 0 {
 		return fmt.Errorf("shards %d, peak factor %g, %d sizes", m.IndexShards, m.In.PeakFactor, len(m.In.Sizes))

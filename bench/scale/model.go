@@ -31,10 +31,16 @@ type Figures struct {
 	Cost            map[string]float64
 	CostPerTurn     float64
 	CostPerUserDay  float64
-	// LambdaPrevious is the turn's own Lambda cost at the previous memory
-	// size; LambdaSavedDay the day's saving at the current one.
-	LambdaPrevious, LambdaSavedDay float64
-	Binds                          []Bind
+	// Watch is what watching costs a turn; EventsConcurrency the events
+	// function's executions at the peak.
+	Watch             Watcher
+	EventsConcurrency float64
+	// ByUserIndex is the runs-by-user index's cost a turn (in DynamoDB).
+	ByUserIndex float64
+	// Infra is infrastructure's cost a turn (Lambda, DynamoDB,
+	// EventBridge, logs, watching), InfraShare its share of the model's.
+	Infra, InfraShare float64
+	Binds             []Bind
 }
 
 // Bind is a limit and how much of it a size needs.
@@ -48,8 +54,13 @@ type Bind struct {
 // Ratio is need over limit: 1 or more binds.
 func (b Bind) Ratio() float64 { return b.Need / b.Limit }
 
-// Cost components, in the table's order.
-var costParts = []string{"Lambda", "DynamoDB", "EventBridge", "CloudWatch", "E2B", "model"}
+// Cost components, in the table's order; infraParts are
+// infrastructure's (the target's): the rest are the services a turn
+// buys (E2B, the model) and the streams' bytes to the internet.
+var (
+	costParts  = []string{"Lambda", "DynamoDB", "EventBridge", "CloudWatch", "watching", "data out", "E2B", "model"}
+	infraParts = []string{"Lambda", "DynamoDB", "EventBridge", "CloudWatch", "watching"}
+)
 
 // perTurn sums the measured figure of every table (or transaction over
 // tables) whose name contains table, over keys accepted by keep.
@@ -94,22 +105,12 @@ func (m Model) Compute(users float64) Figures {
 	f.APIRequests = f.PeakTurns * in.Turn.APIRequestsPerTurn
 
 	// The turn function: the API's requests and the worker, whose wall
-	// time is mostly the model's.
+	// time is mostly the model's; its own time at its size as make
+	// memsize measured it.
 	t := in.Turn
-	// A turn's own work: its CPU at a full core over the memory's share
-	// of a vCPU (1,769 MB is one), as make memsize measured it.
-	ownSeconds := func(mb float64) float64 { return t.CPUMillisPerTurn / 1000 * 1769 / mb }
-	waitSeconds := t.ModelCallsPerTurn*t.ModelSecondsPerCall + in.CodeShare*t.CodeRunsPerSandbox*t.CodeRunSeconds +
-		t.APIRequestsPerTurn*t.APIMillis/1000
-	f.TurnConcurrency = f.PeakTurns * (waitSeconds + ownSeconds(t.MemoryMB))
-	lambdaAt := func(mb float64) float64 {
-		return mb/1024*(waitSeconds+ownSeconds(mb))*price("lambdaGBSecond") + (1+t.APIRequestsPerTurn)*price("lambdaRequest")
-	}
-	lambdaTurn := lambdaAt(t.MemoryMB)
-	if t.PreviousMemoryMB > 0 {
-		f.LambdaPrevious = lambdaAt(t.PreviousMemoryMB)
-		f.LambdaSavedDay = (f.LambdaPrevious - lambdaTurn) * f.TurnsPerDay
-	}
+	turnMB := m.MemoryMB["TurnFunction"]
+	f.TurnConcurrency = f.PeakTurns * (m.workerSeconds(turnMB) + m.apiSeconds())
+	lambdaTurn := m.turnLambda(turnMB)
 
 	// DynamoDB, from the measured turn.
 	writes := func(table string, keep func(string) bool) float64 {
@@ -117,7 +118,6 @@ func (m Model) Compute(users float64) Figures {
 	}
 	runsWU := writes("runs", func(string) bool { return true })
 	stateWU := writes("state", func(string) bool { return true })
-	f.RunsWrites, f.StateWrites = f.PeakTurns*runsWU, f.PeakTurns*stateWU
 	for table, ops := range m.Measured.WriteUnitsPerTurn {
 		for op, v := range ops {
 			if name, ok := strings.CutPrefix(op, "index "); ok {
@@ -129,11 +129,26 @@ func (m Model) Compute(users float64) Figures {
 			}
 		}
 	}
+	// An index given in the inputs replaces its measured figure.
+	for name, x := range in.IndexWrites {
+		table, ix, _ := strings.Cut(name, " ")
+		delta := x.PerTurn - writes(table, is("index "+ix))
+		if table == "runs" {
+			runsWU += delta
+		} else {
+			stateWU += delta
+		}
+		f.IndexWrites[name] = f.PeakTurns * x.PerTurn
+	}
+	f.RunsWrites, f.StateWrites = f.PeakTurns*runsWU, f.PeakTurns*stateWU
 	readCalls := perTurn(m.Measured.DynamoDBCallsPerTurn, "", is("GetItem", "BatchGetItem", "Query"))
 	runWrites := perTurn(m.Measured.DynamoDBCallsPerTurn, "runs", is("PutItem", "UpdateItem", "TransactWriteItems", "DeleteItem"))
 	// Storage: runs kept RetentionDays after their day.
 	f.RunsGB = f.TurnsPerDay * (in.RetentionDays + 1) * in.RunItemKB / (1024 * 1024)
 	storageTurn := in.RunItemKB / (1024 * 1024) * price("ddbStorageGBMonth") * (in.RetentionDays + 1) / 30
+	// The runs-by-user index (GET /v1/me/runs), in the runs table's
+	// writes above: its part, shown apart.
+	f.ByUserIndex = in.IndexWrites["runs "+tablekeys.UserRunsIndex].PerTurn * price("ddbWriteUnit")
 	ddbTurn := (runsWU+stateWU)*price("ddbWriteUnit") + readCalls*price("ddbReadUnit") + storageTurn
 
 	// The busiest single key: a shard of a sharded index, or a slot shard.
@@ -160,9 +175,9 @@ func (m Model) Compute(users float64) Figures {
 	f.AlarmInvokes = math.Min(f.StreamRecords, math.Max(f.StreamRecords/a.BatchSize, f.StreamShards/a.BatchWindowSeconds))
 	f.AlarmConcurrent = math.Min(f.StreamShards, f.AlarmInvokes*a.MillisPerBatch/1000)
 	alarmPerDay := f.AlarmInvokes / in.PeakFactor * 86400
-	alarmDay := alarmPerDay * (a.MemoryMB/1024*a.MillisPerBatch/1000*price("lambdaGBSecond") + price("lambdaRequest"))
+	alarmDay := alarmPerDay * (m.MemoryMB["AlarmFunction"]/1024*a.MillisPerBatch/1000*price("lambdaGBSecond") + price("lambdaRequest"))
 	r := in.Reaper
-	reaperDay := r.SweepsPerDay * (r.MemoryMB/1024*r.SecondsPerSweep*price("lambdaGBSecond") + price("lambdaRequest"))
+	reaperDay := r.SweepsPerDay * (m.MemoryMB["ReaperFunction"]/1024*r.SecondsPerSweep*price("lambdaGBSecond") + price("lambdaRequest"))
 
 	f.Sandboxes = f.PeakTurns * in.CodeShare * in.SandboxSecondsPerTurn
 	f.Events = users * a.UserDaysCrossing
@@ -177,17 +192,26 @@ func (m Model) Compute(users float64) Figures {
 	f.Cost["DynamoDB"] = ddbTurn
 	f.Cost["EventBridge"] = f.Events * price("eventBridgeEvent") / f.TurnsPerDay
 	f.Cost["CloudWatch"] = t.LogBytesPerTurn / 1e9 * price("logsIngestGB")
+	f.Watch = m.watcher(m.MemoryMB["EventsFunction"], turnMB)
+	f.Cost["watching"] = f.Watch.Total()
+	f.Cost["data out"] = f.Watch.DataOut
+	f.EventsConcurrency = f.PeakTurns * f.Watch.Streams * f.Watch.StreamSeconds
 	f.Cost["E2B"] = in.CodeShare * in.SandboxSecondsPerTurn * price("e2bSecond")
 	f.Cost["model"] = modelTurn
 	for _, k := range costParts {
 		f.CostPerTurn += f.Cost[k]
 	}
+	for _, k := range infraParts {
+		f.Infra += f.Cost[k]
+	}
+	f.InfraShare = f.Infra / modelTurn
 	f.CostPerUserDay = f.CostPerTurn * turnsPerUserDay
 
 	reserved := func(fn string) float64 { return float64(m.Stage.ReservedConcurrency[fn]) }
 	f.Binds = []Bind{
-		{"Lambda concurrency of the account", f.TurnConcurrency + f.AlarmConcurrent + 1, in.Limits["accountLambdaConcurrency"].Value, "a quota raise (Service Quotas)"},
+		{"Lambda concurrency of the account", f.TurnConcurrency + f.EventsConcurrency + f.AlarmConcurrent + 1, in.Limits["accountLambdaConcurrency"].Value, "a quota raise (Service Quotas)"},
 		{"the turn function's reserved concurrency", f.TurnConcurrency, reserved("TurnFunction"), "cdk.json reservedConcurrency.TurnFunction"},
+		{"the events function's reserved concurrency", f.EventsConcurrency, reserved("EventsFunction"), "cdk.json reservedConcurrency.EventsFunction"},
 		{"the alarm's reserved concurrency", f.AlarmConcurrent, reserved("AlarmFunction"), "cdk.json reservedConcurrency.AlarmFunction"},
 		{"the API's throttle", f.APIRequests, m.Stage.ThrottleRate, "cdk.json throttleRate"},
 		{"E2B's concurrent sandboxes (the cap)", f.Sandboxes, in.Stack.SandboxCap, "SANDBOX_MAX_CONCURRENT (" + in.Limits["e2bPlanConcurrency"].Source + ")"},
@@ -195,4 +219,11 @@ func (m Model) Compute(users float64) Figures {
 	}
 	sort.SliceStable(f.Binds, func(i, j int) bool { return f.Binds[i].Ratio() > f.Binds[j].Ratio() })
 	return f
+}
+
+// turnLambda is the turn function's Lambda cost a turn at mb: its API
+// requests and its worker, each an invocation.
+func (m Model) turnLambda(mb float64) float64 {
+	t, price := m.In.Turn, func(k string) float64 { return m.In.Prices[k].USD }
+	return mb/1024*(m.workerSeconds(mb)+m.apiSeconds())*price("lambdaGBSecond") + (1+t.APIRequestsPerTurn)*price("lambdaRequest")
 }

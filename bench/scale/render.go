@@ -21,8 +21,9 @@ func (m Model) Render() string {
 		figs = append(figs, m.Compute(u))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured figures: %s, %s, %d turns (`bench/scale/measured.json`). Stage `%s` of `cdk.json`; %d shards an index.\n\n",
-		m.Measured.Source, m.Measured.Date, m.Measured.Turns, m.In.Stack.Stage, m.IndexShards)
+	fmt.Fprintf(&b, "Measured figures: %s, %s, %d turns (`bench/scale/measured.json`); the watched turns: %s, %s (`bench/scale/watch.json`). Stage `%s` of `cdk.json`; %d shards an index; memory sizes from `infra/lambdamem` (turn %s, events %s, alarm %s, reaper %s).\n\n",
+		m.Measured.Source, m.Measured.Date, m.Measured.Turns, m.Watched.Source, m.Watched.Date, m.In.Stack.Stage, m.IndexShards,
+		mb(m.MemoryMB["TurnFunction"]), mb(m.MemoryMB["EventsFunction"]), mb(m.MemoryMB["AlarmFunction"]), mb(m.MemoryMB["ReaperFunction"]))
 	b.WriteString("| Daily users |")
 	for _, f := range figs {
 		fmt.Fprintf(&b, " %s |", count(f.Users))
@@ -43,6 +44,7 @@ func (m Model) Render() string {
 	row("peak turns/s", func(f Figures) string { return num(f.PeakTurns) })
 	row("API requests/s", func(f Figures) string { return num(f.APIRequests) })
 	row("turn function concurrency", func(f Figures) string { return num(f.TurnConcurrency) })
+	row("events function concurrency (streams open)", func(f Figures) string { return num(f.EventsConcurrency) })
 	row("runs stream: records/s, shards", func(f Figures) string { return num(f.StreamRecords) + ", " + count(f.StreamShards) })
 	row("alarm: invocations/s, concurrency", func(f Figures) string { return num(f.AlarmInvokes) + ", " + num(f.AlarmConcurrent) })
 	row("reaper: invocations, concurrency", func(Figures) string { return "1/min, 1" })
@@ -65,15 +67,21 @@ func (m Model) Render() string {
 	for _, k := range costParts {
 		row("cost a turn: "+k, func(f Figures) string { return usd(f.Cost[k]) })
 	}
-	if m.In.Turn.PreviousMemoryMB > 0 {
-		row(fmt.Sprintf("turn function a turn at %g MB (before), the saving a day at %g MB", m.In.Turn.PreviousMemoryMB, m.In.Turn.MemoryMB),
-			func(f Figures) string { return usd(f.LambdaPrevious) + ", " + usd(f.LambdaSavedDay) })
-	}
+	row("of which: the runs-by-user index (DynamoDB)", func(f Figures) string { return usd(f.ByUserIndex) })
+	row("of which, watching: events function, reads, stream slots, logs", func(f Figures) string {
+		return strings.Join([]string{usd(f.Watch.Lambda), usd(f.Watch.Reads), usd(f.Watch.Slots), usd(f.Watch.Logs)}, ", ")
+	})
+	row("watching a turn: streams, a stream's seconds, polls, read units, reconnects", func(f Figures) string {
+		return fmt.Sprintf("%s, %s, %s, %s, %s", num(f.Watch.Streams), num(f.Watch.StreamSeconds), num(f.Watch.Polls), num(f.Watch.ReadUnits), num(f.Watch.Reconnects))
+	})
 	row("**cost a turn**", func(f Figures) string { return "**" + usd(f.CostPerTurn) + "**" })
 	row("**cost a user-day**", func(f Figures) string { return "**" + usd(f.CostPerUserDay) + "**" })
+	row(fmt.Sprintf("**infrastructure a turn, and its share of the model's (target %s)**", pct(m.In.TargetShare)), func(f Figures) string {
+		return fmt.Sprintf("**%s, %s**", usd(f.Infra), pct1(f.InfraShare))
+	})
 	row("first limit that binds", func(f Figures) string { return first(f.Binds) })
-	row("to set for this size: turn reserved concurrency, API throttle (requests/s), sandbox cap", func(f Figures) string {
-		return fmt.Sprintf("%s, %s, %s", count(math.Ceil(f.TurnConcurrency*1.25)), count(math.Ceil(f.APIRequests*1.5)), count(math.Ceil(f.Sandboxes*1.25)))
+	row("to set for this size: turn and events reserved concurrency, API throttle (requests/s), sandbox cap", func(f Figures) string {
+		return fmt.Sprintf("%s, %s, %s, %s", count(math.Ceil(f.TurnConcurrency*1.25)), count(math.Ceil(f.EventsConcurrency*1.25)), count(math.Ceil(f.APIRequests*1.5)), count(math.Ceil(f.Sandboxes*1.25)))
 	})
 	b.WriteString("\nEvery limit, by size (need / limit; ≥ 100 % binds), and the setting that holds it:\n\n")
 	for _, f := range figs {
@@ -87,8 +95,14 @@ func (m Model) Render() string {
 		}
 		b.WriteString(strings.Join(parts, "; ") + ".\n")
 	}
+	m.renderSizes(&b)
+	m.renderDesigns(&b)
+	m.renderPrices(&b)
 	return b.String()
 }
+
+// pct1 is a share with one decimal.
+func pct1(r float64) string { return fmt.Sprintf("%.1f %%", 100*r) }
 
 // first names the limit that binds, or the nearest.
 func first(binds []Bind) string {

@@ -15,9 +15,9 @@ import (
 
 // turnOrder is the order the turn's event files tell a story in: an
 // install, its owner's plan, a migration, a turn (dispatched to the
-// function itself and run), its usage; files not listed run after these,
+// function itself and run), its usage, its runs; files not listed run after these,
 // by name.
-var turnOrder = []string{"put-install.json", "set-plan.json", "migration.json", "submit-turn.json", "get-run.json", "dispatch.json", "usage.json", "no-auth.json"}
+var turnOrder = []string{"put-install.json", "set-plan.json", "migration.json", "submit-turn.json", "get-run.json", "dispatch.json", "usage.json", "my-runs.json", "user-runs.json", "no-auth.json"}
 
 // expect checks an event file's response; files without one must answer
 // without a function error.
@@ -33,6 +33,14 @@ func status(want int) expect {
 		if err := json.Unmarshal(r.Body, &out); err != nil || out.StatusCode != want {
 			t.Errorf("status %d, want %d: %s", out.StatusCode, want, r.Body)
 		}
+	}
+}
+
+func listsOneSucceededRun(t *testing.T, r response) {
+	t.Helper()
+	status(200)(t, r)
+	if strings.Count(string(r.Body), `\"runId\"`) != 1 || !strings.Contains(string(r.Body), `\"status\":\"succeeded\"`) {
+		t.Errorf("the runs after one turn: %s", r.Body)
 	}
 }
 
@@ -74,7 +82,10 @@ var expectations = map[string]expect{
 			t.Errorf("usage after one turn on the pro plan: %s", r.Body)
 		}
 	},
-	"turn/no-auth.json": status(401),
+	// The session's one run, listed to its owner and to the service.
+	"turn/my-runs.json":   listsOneSucceededRun,
+	"turn/user-runs.json": listsOneSucceededRun,
+	"turn/no-auth.json":   status(401),
 	// One sweep with the template's environment and local.env.json's
 	// SANDBOX=local: the state table and the runs read, nothing to do.
 	"reaper/scheduled.json": func(t *testing.T, r response) {

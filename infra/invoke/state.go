@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/commonly/runtime/internal/dynamodblocal"
 )
 
 // stateFile is where a session keeps the embedded DynamoDB's items
@@ -20,8 +28,10 @@ const stateFile = "dynamodb.json"
 // tableItems are a table's items as DynamoDB's JSON.
 type tableItems map[string][]json.RawMessage
 
-// call is one DynamoDB JSON API call on the embedded server, as the SDK
-// makes it (the server checks no signature).
+// dynamoCall is one DynamoDB JSON API call on the embedded server, as the
+// SDK makes it: signed with SigV4 and the server's dummy credentials
+// (DynamoDB refuses an unsigned request, and so does the server). The items
+// stay in DynamoDB's JSON, which the SDK's attribute values do not write.
 func dynamoCall(ctx context.Context, url, op string, in any, out any) error {
 	body, err := json.Marshal(in)
 	if err != nil {
@@ -33,6 +43,11 @@ func dynamoCall(ctx context.Context, url, op string, in any, out any) error {
 	}
 	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
 	req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
+	sum := sha256.Sum256(body)
+	creds := aws.Credentials{AccessKeyID: dynamodblocal.AccessKeyID, SecretAccessKey: dynamodblocal.SecretAccessKey}
+	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "dynamodb", dynamodblocal.Region, time.Now()); err != nil {
+		return err
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err

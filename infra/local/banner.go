@@ -18,7 +18,7 @@ import (
 
 // banner prints what the stack started, the API's URL first, each line
 // within 100 columns.
-func banner(ctx context.Context, out io.Writer, st *localstack.Stack, do *doRuntime, events *eventsFile, secret []byte) error {
+func banner(ctx context.Context, out io.Writer, st *localstack.Stack, do *doRuntime, events *eventsFile, tr trace, secret []byte) error {
 	tables, err := st.DB.Describe(ctx, st.Tables.State, st.Tables.Runs)
 	if err != nil {
 		return err
@@ -29,6 +29,8 @@ func banner(ctx context.Context, out io.Writer, st *localstack.Stack, do *doRunt
 		fmt.Fprintf(out, "  %-9s %s\n", name, fmt.Sprintf(format, args...))
 	}
 	line("OpenAPI", "%s (the API's contract, no token needed)", st.APIURL+api.Path)
+	line("console", "%s/ (installs, usage, runs live, transcripts, traces),", st.APIURL)
+	line("", "the API's reference at %s/docs; %s", st.APIURL, consoleTraces(tr))
 	line("DynamoDB", "%s (embedded)", st.DynamoDBURL)
 	for _, t := range tables {
 		line("", "  %s", t)
@@ -50,6 +52,9 @@ func banner(ctx context.Context, out io.Writer, st *localstack.Stack, do *doRunt
 	line("reaper", "every %s (REAPER_INTERVAL), %s:", st.ReaperEvery(), reaperSources(st.ReaperConfig))
 	line("", "kills those past %s (SANDBOX_LIFETIME) + %s, closes runs open %s as interrupted",
 		st.ReaperConfig.Lifetime, reaper.DefaultGrace, turns.RunMaxLife)
+	if fn := st.ReaperConfig.TurnFunction; fn != "" {
+		line("", "and re-dispatches to %q a run whose worker stopped with attempts left", fn)
+	}
 	line("DO", "%s", do.label(st.Env))
 	line("model", "%s", modelLabel(cfg))
 	line("sandbox", "%s", sandboxLabel(cfg))

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -72,6 +73,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	getenv, dropTraces := tracesByDefault(getenv)
+	defer dropTraces()
 
 	logs := &heldWriter{w: os.Stderr}
 	defer logs.release()
@@ -106,6 +109,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return err
 	}
 	defer func() { _ = traces.Shutdown(context.Background()) }()
+	tr := trace{traces, tcfg.File}
 
 	// A line for each request served, once the demo's are done.
 	access := &gatedWriter{w: &prefixLines{w: out, prefix: "  "}}
@@ -116,18 +120,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		Log:         log, Tracing: traces,
 		APIAddr: "127.0.0.1:" + envOr(getenv, "PORT", "8080"), JWTSecret: secret, AccessLog: access,
 		ReaperEvery: interval, OnSweep: func(s localstack.Sweep) { printSweep(out, s) },
+		Serve: func(st *localstack.Stack, gw http.Handler) (http.Handler, error) {
+			return withConsole(st, gw, tr, secret)
+		},
 	})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 
-	if err := banner(ctx, out, st, do, events, secret); err != nil {
+	if err := banner(ctx, out, st, do, events, tr, secret); err != nil {
 		return err
 	}
 	logs.release()
 	base := st.APIURL
-	if err := demo(ctx, base, secret, st.TurnConfig, st.Pods, trace{traces, tcfg.File}, out); err != nil {
+	if err := demo(ctx, base, secret, st.TurnConfig, st.Pods, tr, out); err != nil {
 		fmt.Fprintln(out, "demo failed:", err)
 	}
 	fmt.Fprintf(out, "\nThe usage and cost report of this stack (docs/report.md), from another shell:\n  %s\n", reportCommand(st.Tables.State, dynamodblocal.AWSEnv(st.DynamoDBURL)))

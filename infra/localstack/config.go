@@ -98,12 +98,16 @@ type Config struct {
 	// events function alike.
 	APIAddr   string
 	JWTSecret []byte
+	// EventsPoll is how often the events function's watch reads a run;
+	// zero is its default (the benchmark of how late is live sets it).
+	EventsPoll time.Duration
 	// AccessLog, when set, gets one line for each request the API serves.
 	AccessLog io.Writer
-	// Serve, when set, wraps what the API's listener serves around the
-	// gateway (the benchmark's turn process flushes its spans after each
+	// Serve, when set, builds what the API's listener serves around the
+	// gateway, given the stack wired so far (make run puts its console in
+	// front; the benchmark's turn process flushes its spans after each
 	// response, tracing.WithFlushHTTP).
-	Serve func(http.Handler) http.Handler
+	Serve func(st *Stack, gateway http.Handler) (http.Handler, error)
 
 	// ReaperEvery, when positive, invokes the reaper on a ticker, as its
 	// schedule does; OnSweep, when set, gets each invocation's result.

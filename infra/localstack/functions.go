@@ -93,7 +93,10 @@ func (st *Stack) serveAPI() error {
 	}
 	var h http.Handler = gw
 	if st.cfg.Serve != nil {
-		h = st.cfg.Serve(gw)
+		var err error
+		if h, err = st.cfg.Serve(st, gw); err != nil {
+			return err
+		}
 	}
 	var err error
 	st.api, st.APIURL, err = serve(addr, h)
@@ -137,14 +140,28 @@ type Sweep struct {
 
 // wireReaper builds the reaper function, with the turns' local sandbox
 // provider (its sessions live in this process), invoked every
-// ReaperEvery as its schedule invokes it.
+// ReaperEvery as its schedule invokes it. With turns dispatched through
+// the Lambda stand-in, it re-dispatches a resumable run there, as the
+// stack gives it the turn function (TURN_FUNCTION_NAME, unless set).
 func (st *Stack) wireReaper(ctx context.Context) error {
-	cfg, err := reaperapp.LoadConfig(st.getenv)
+	getenv := st.getenv
+	if st.Lambda != nil && st.Env["TURN_FUNCTION_NAME"] == "" {
+		getenv = func(k string) string {
+			if k == "TURN_FUNCTION_NAME" {
+				return st.Env["AWS_LAMBDA_FUNCTION_NAME"]
+			}
+			return st.Env[k]
+		}
+	}
+	cfg, err := reaperapp.LoadConfig(getenv)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	st.ReaperConfig = cfg
 	d := reaperapp.Deps{Dynamo: st.dynamo(Reaper), HTTP: st.cfg.HTTP, Now: st.cfg.Now, Log: st.cfg.Log}
+	if cfg.TurnFunction != "" && st.Lambda != nil {
+		d.Lambda = st.lambda()
+	}
 	if st.Sandbox != nil {
 		d.Local = st.Sandbox
 	}
@@ -194,6 +211,6 @@ func (st *Stack) wireEvents() error {
 		return apigatewaylocal.VerifyToken(secret, auth, time.Now())
 	})
 	var err error
-	st.Events, err = eventsapp.Build(eventsapp.Config{Tables: st.Tables}, eventsapp.Deps{Dynamo: st.dynamo(Events), Verifier: verify, Log: st.cfg.Log})
+	st.Events, err = eventsapp.Build(eventsapp.Config{Tables: st.Tables, Poll: st.cfg.EventsPoll}, eventsapp.Deps{Dynamo: st.dynamo(Events), Verifier: verify, Log: st.cfg.Log})
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
 	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
@@ -108,5 +109,57 @@ func TestLocalReaperOnItsTicker(t *testing.T) {
 	}
 	if got, err := sts.GetRun(ctx, run.RunID); err != nil || got.Status != runs.StatusInterrupted || !got.Refunded {
 		t.Errorf("run %+v %v", got, err)
+	}
+}
+
+// TestLocalReaperRedispatchesAStoppedWorkersRun: with turns dispatched
+// through the Lambda stand-in, the local reaper is given the turn
+// function (TURN_FUNCTION_NAME) as the stack gives it: a run whose
+// worker stopped with attempts left (its lease lapsed) is re-dispatched
+// there by a sweep, and the next attempt resumes it to its end.
+func TestLocalReaperRedispatchesAStoppedWorkersRun(t *testing.T) {
+	ctx := context.Background()
+	secret := []byte("reaper-secret")
+	pods := localstack.NewPods()
+	pods.Add("demo-pod", "demo-user", "hello")
+	st := start(t, localstack.Config{
+		Env:       map[string]string{"LLM_MODE": "offline", "SANDBOX": "local"},
+		Functions: []localstack.Function{localstack.Turn, localstack.Reaper}, Pods: pods, JWTSecret: secret,
+	})
+	if st.ReaperConfig.TurnFunction != st.Env["AWS_LAMBDA_FUNCTION_NAME"] {
+		t.Fatalf("the reaper's turn function %q, want %q", st.ReaperConfig.TurnFunction, st.Env["AWS_LAMBDA_FUNCTION_NAME"])
+	}
+	admin, _ := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, time.Now())
+	if status, body, err := call(ctx, "PUT", st.APIURL+"/v1/installs/demo-install", admin, nil, `{"userId":"demo-user","podId":"demo-pod","agentName":"demo-agent"}`); err != nil || status != 201 {
+		t.Fatalf("install: %d %s %v", status, body, err)
+	}
+	sts, err := store.New(store.Config{DB: st.Dynamo(), Tables: st.Tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first attempt's worker claimed the run and stopped: its lease
+	// lapsed with two attempts left, past the reaper's first look.
+	now := time.Now().Add(-turns.CheckAfter - time.Minute)
+	run := &runs.Run{RunID: "run-stopped", InstallID: "demo-install", UserID: "demo-user", Status: runs.StatusQueued,
+		Day: utcday.Of(now), CreatedAt: now, Message: "Hello!", RequestHash: "h", Engine: "native", Steps: []runs.Step{},
+		MaxAttempts: turns.DefaultMaxAttempts}
+	if res, err := sts.Admit(ctx, turns.Admission{Plan: turns.PlanFree, Run: run, Limit: 30, Now: now}); err != nil || !res.Admitted {
+		t.Fatalf("admit: %+v %v", res, err)
+	}
+	if _, err := sts.ClaimRun(ctx, run.RunID, now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	s := st.Sweep(ctx)
+	if s.Err != nil || s.Result.RunsRedispatched != 1 || s.Result.RunsInterrupted != 0 {
+		t.Fatalf("sweep: %+v %v", s.Result, s.Err)
+	}
+	var got *runs.Run
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if got, err = sts.GetRun(ctx, run.RunID); err == nil && got.Status.Final() {
+			break
+		}
+	}
+	if got == nil || got.Status != runs.StatusSucceeded || got.Attempts != 2 || got.FinalMessage == "" {
+		t.Fatalf("the re-dispatched run: %+v %v", got, err)
 	}
 }

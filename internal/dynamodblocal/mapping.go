@@ -115,28 +115,52 @@ func (s *Server) Subscribe(ctx context.Context, table string, h Handler, cfg Map
 	if err != nil {
 		return nil, fmt.Errorf("subscribe to %s: %w", table, err)
 	}
-	st := s.stream(info.StreamARN, table, info.StreamViewType)
 	m := &mapping{
-		stream: st, handler: h, cfg: cfg, clock: s.cfg.Clock,
-		log:         s.cfg.Log.With("table", table, "shardId", st.shardID),
+		handler: h, cfg: cfg, clock: s.cfg.Clock,
 		functionArn: "arn:aws:lambda:" + Region + ":" + AccountID + ":function:" + cfg.FunctionName,
 		done:        make(chan struct{}),
 	}
-	pos := st.oldest()
-	if cfg.StartingPosition == events.DynamoDBShardIteratorTypeLatest {
-		pos = st.latest()
-	}
 	mctx, cancel := context.WithCancel(ctx)
-	if !s.track(cancel, m.done) {
+	var p *poller
+	if s.ref != nil {
+		// A buffer of the mapping's own, filled by its poller of DynamoDB
+		// Local's stream and emptied as batches are delivered.
+		m.stream = newStream(table, info.StreamARN, info.StreamViewType, s.cfg)
+		m.stream.retention, m.stream.limit, m.own = 1<<62, 1<<62, true
+		m.log = s.cfg.Log.With("table", table)
+		if p, err = s.ref.startPoller(mctx, info.StreamARN, table, m.stream, cfg.StartingPosition, s.cfg.Clock, m.log); err != nil {
+			cancel()
+			return nil, fmt.Errorf("subscribe to %s: %w", table, err)
+		}
+	} else {
+		m.stream = s.stream(info.StreamARN, table, info.StreamViewType)
+		m.log = s.cfg.Log.With("table", table, "shardId", m.stream.shardID)
+	}
+	pos := m.stream.oldest()
+	if cfg.StartingPosition == events.DynamoDBShardIteratorTypeLatest {
+		pos = m.stream.latest()
+	}
+	done := make(chan struct{}) // when the mapping and its poller have returned
+	if !s.track(cancel, done) {
 		cancel()
 		return nil, fmt.Errorf("subscribe to %s: the server is closed", table)
 	}
 	go m.run(mctx, pos)
+	if p != nil {
+		go p.run(mctx)
+	}
+	go func() {
+		<-m.done
+		if p != nil {
+			<-p.done
+		}
+		close(done)
+	}()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			cancel()
-			<-m.done
+			<-done
 		})
 	}, nil
 }
@@ -175,6 +199,7 @@ func (c MappingConfig) withDefaults() (MappingConfig, error) {
 
 type mapping struct {
 	stream      *stream
+	own         bool // the stream is the mapping's own buffer: delivered records go
 	handler     Handler
 	cfg         MappingConfig
 	clock       Clock
@@ -194,6 +219,9 @@ func (m *mapping) run(ctx context.Context, pos uint64) {
 			return
 		}
 		pos = batch[len(batch)-1].seq + 1
+		if m.own {
+			m.stream.release(pos)
+		}
 	}
 }
 
@@ -211,7 +239,7 @@ func (m *mapping) gather(ctx context.Context, pos uint64) ([]record, bool) {
 		recs, from, grew := m.stream.read(pos, m.cfg.BatchSize)
 		if from > pos {
 			m.log.Warn("event source mapping: records expired from the stream before delivery",
-				"lost", from-pos, "firstSequenceNumber", sequenceNumber(pos))
+				"lost", from-pos, "firstPosition", pos)
 			pos = from
 		}
 		if len(recs) == m.cfg.BatchSize || (len(recs) > 0 && windowOver) {
@@ -266,8 +294,8 @@ func (m *mapping) deliver(ctx context.Context, batch []record) bool {
 			return true
 		}
 		m.log.Warn("event source mapping: batch failed, retrying",
-			"error", err, "attempt", attempts, "startSequenceNumber", sequenceNumber(batch[0].seq),
-			"endSequenceNumber", sequenceNumber(batch[len(batch)-1].seq), "retryIn", delay)
+			"error", err, "attempt", attempts, "startSequenceNumber", batch[0].sequenceNumber(),
+			"endSequenceNumber", batch[len(batch)-1].sequenceNumber(), "retryIn", delay)
 		t := m.clock.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -285,7 +313,7 @@ func (m *mapping) deliver(ctx context.Context, batch []record) bool {
 func firstFailure(batch []record, failures []events.DynamoDBBatchItemFailure) (int, error) {
 	first := len(batch)
 	for _, f := range failures {
-		i := slices.IndexFunc(batch, func(r record) bool { return sequenceNumber(r.seq) == f.ItemIdentifier })
+		i := slices.IndexFunc(batch, func(r record) bool { return r.sequenceNumber() == f.ItemIdentifier })
 		if i < 0 {
 			return 0, fmt.Errorf("batchItemFailures: itemIdentifier %q is not a SequenceNumber of the batch", f.ItemIdentifier)
 		}
@@ -333,10 +361,14 @@ func (m *mapping) giveUp(batch []record, attempts int, functionError string) {
 	rec.Version = "1.0"
 	rec.Timestamp = m.clock.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 	first, last := batch[0], batch[len(batch)-1]
+	shard := first.shard
+	if shard == "" {
+		shard = m.stream.shardID
+	}
 	rec.DDBStreamBatchInfo = DDBStreamBatchInfo{
-		ShardID:                         m.stream.shardID,
-		StartSequenceNumber:             sequenceNumber(first.seq),
-		EndSequenceNumber:               sequenceNumber(last.seq),
+		ShardID:                         shard,
+		StartSequenceNumber:             first.sequenceNumber(),
+		EndSequenceNumber:               last.sequenceNumber(),
 		ApproximateArrivalOfFirstRecord: first.arrival.UTC().Format(time.RFC3339),
 		ApproximateArrivalOfLastRecord:  last.arrival.UTC().Format(time.RFC3339),
 		BatchSize:                       len(batch),

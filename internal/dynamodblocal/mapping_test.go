@@ -39,6 +39,7 @@ func (ts *testServer) putRuns(t *testing.T, idList ...string) {
 // TestBatchingWindow: fewer records than the batch size wait for the
 // window (on the clock), a full batch goes at once.
 func TestBatchingWindow(t *testing.T) {
+	EmbeddedOnly(t, "on the reference, records reach the batching window when the poller reads them, not at the manual clock's instants")
 	ts := newTestServer(t, Config{})
 	calls := ts.subscribe(t, "runs", MappingConfig{BatchSize: 3, MaximumBatchingWindow: 5 * time.Second}, nil)
 

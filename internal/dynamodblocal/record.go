@@ -25,9 +25,7 @@ func sequenceNumber(n uint64) string { return fmt.Sprintf("%021d", n) }
 
 // recordJSON is the stream record of one change as Lambda passes it to a
 // function (events.DynamoDBEventRecord's JSON): the images the view type
-// asks for, the time rounded down to the second. It is written directly,
-// not through the events types and encoding/json, which cost a third of a
-// turn's allocations in this process.
+// asks for, the time rounded down to the second.
 func recordJSON(ch server.ItemChange, seq uint64, at time.Time) []byte {
 	sn := sequenceNumber(seq)
 	id := sha256.Sum256([]byte(ch.StreamARN + "/" + sn))
@@ -39,44 +37,76 @@ func recordJSON(ch server.ItemChange, seq uint64, at time.Time) []byte {
 		name = events.DynamoDBOperationTypeRemove
 	}
 	view := ch.StreamViewType
-	withNew := view == ddbtypes.StreamViewTypeNewImage || view == ddbtypes.StreamViewTypeNewAndOldImages
-	withOld := view == ddbtypes.StreamViewTypeOldImage || view == ddbtypes.StreamViewTypeNewAndOldImages
+	f := recordFields{
+		region: Region, arn: ch.StreamARN, eventHash: id, name: string(name),
+		view: string(view), sn: sn, created: at.Unix(), keys: ch.Keys, size: ItemSize(ch.Keys),
+	}
+	if view == ddbtypes.StreamViewTypeNewImage || view == ddbtypes.StreamViewTypeNewAndOldImages {
+		f.newImage = ch.NewImage
+		f.size += ItemSize(ch.NewImage)
+	}
+	if view == ddbtypes.StreamViewTypeOldImage || view == ddbtypes.StreamViewTypeNewAndOldImages {
+		f.oldImage = ch.OldImage
+		f.size += ItemSize(ch.OldImage)
+	}
+	if ch.Expired {
+		f.identity = &TTLIdentity
+	}
+	return f.json()
+}
 
+// recordFields are a stream record's fields, as Lambda passes them.
+type recordFields struct {
+	region, arn, eventID, name, view, sn string
+	eventHash                            [sha256.Size]byte // the eventID's 16 bytes, in hex, when eventID is ""
+	created                              int64             // epoch seconds
+	keys, newImage, oldImage             map[string]ddbtypes.AttributeValue
+	size                                 int64
+	identity                             *events.DynamoDBUserIdentity
+}
+
+// json writes the record as events.DynamoDBEventRecord's JSON, directly,
+// not through the events types and encoding/json, which cost a third of a
+// turn's allocations in this process.
+func (f *recordFields) json() []byte {
 	b := make([]byte, 0, 1024)
 	b = append(b, `{"awsRegion":`...)
-	b = appendString(b, Region)
+	b = appendString(b, f.region)
 	b = append(b, `,"dynamodb":{"ApproximateCreationDateTime":`...)
-	b = strconv.AppendInt(b, at.Unix(), 10)
+	b = strconv.AppendInt(b, f.created, 10)
 	b = append(b, `,"Keys":`...)
-	b = appendItem(b, ch.Keys)
-	size := ItemSize(ch.Keys)
-	if withNew && ch.NewImage != nil {
+	b = appendItem(b, f.keys)
+	if f.newImage != nil {
 		b = append(b, `,"NewImage":`...)
-		b = appendItem(b, ch.NewImage)
-		size += ItemSize(ch.NewImage)
+		b = appendItem(b, f.newImage)
 	}
-	if withOld && ch.OldImage != nil {
+	if f.oldImage != nil {
 		b = append(b, `,"OldImage":`...)
-		b = appendItem(b, ch.OldImage)
-		size += ItemSize(ch.OldImage)
+		b = appendItem(b, f.oldImage)
 	}
 	b = append(b, `,"SequenceNumber":`...)
-	b = appendString(b, sn)
+	b = appendString(b, f.sn)
 	b = append(b, `,"SizeBytes":`...)
-	b = strconv.AppendInt(b, max(size, 1), 10)
+	b = strconv.AppendInt(b, max(f.size, 1), 10)
 	b = append(b, `,"StreamViewType":`...)
-	b = appendString(b, string(view))
-	b = append(b, `},"eventID":"`...)
-	b = hex.AppendEncode(b, id[:16])
-	b = append(b, `","eventName":`...)
-	b = appendString(b, string(name))
+	b = appendString(b, f.view)
+	if f.eventID != "" {
+		b = append(b, `},"eventID":`...)
+		b = appendString(b, f.eventID)
+	} else {
+		b = append(b, `},"eventID":"`...)
+		b = hex.AppendEncode(b, f.eventHash[:16])
+		b = append(b, '"')
+	}
+	b = append(b, `,"eventName":`...)
+	b = appendString(b, f.name)
 	b = append(b, `,"eventSource":"aws:dynamodb","eventVersion":"1.1","eventSourceARN":`...)
-	b = appendString(b, ch.StreamARN)
-	if ch.Expired {
+	b = appendString(b, f.arn)
+	if f.identity != nil {
 		b = append(b, `,"userIdentity":{"type":`...)
-		b = appendString(b, TTLIdentity.Type)
+		b = appendString(b, f.identity.Type)
 		b = append(b, `,"principalId":`...)
-		b = appendString(b, TTLIdentity.PrincipalID)
+		b = appendString(b, f.identity.PrincipalID)
 		b = append(b, '}')
 	}
 	return append(b, '}')

@@ -72,16 +72,19 @@ type Config struct {
 	Calls *awscalls.Recorder
 }
 
-// Server is a running embedded DynamoDB.
+// Server is a running embedded DynamoDB, or a front of the reference
+// DynamoDB Local (NewReference) with the same API.
 type Server struct {
-	URL  string
-	cfg  Config
-	ddb  *server.Server
-	srv  *http.Server
-	done chan error
+	URL         string
+	cfg         Config
+	accessKeyID string         // of its clients (the reference keeps a database per key)
+	ddb         *server.Server // the embedded engine; nil in front of the reference
+	ref         *reference     // the reference's front; nil when embedded
+	srv         *http.Server
+	done        chan error
 
 	mu       sync.Mutex
-	streams  map[string]*stream // by stream ARN
+	streams  map[string]*stream // by stream ARN (embedded)
 	closed   bool
 	stops    []context.CancelFunc // of the TTL sweep and the mappings
 	finished []chan struct{}      // closed when each of those has returned
@@ -90,8 +93,34 @@ type Server struct {
 	closeErr  error
 }
 
-// New starts a server as cfg says: it listens and serves until Close.
+// New starts a server as cfg says: it listens and serves until Close. It
+// is the embedded engine, unless ReferenceVar names a DynamoDB Local: then
+// it is NewReference's front of it (make test runs the DynamoDB-facing
+// packages both ways).
 func New(cfg Config) (*Server, error) {
+	if url := referenceURL(); url != "" {
+		return NewReference(cfg, url)
+	}
+	return NewEmbedded(cfg)
+}
+
+// NewEmbedded starts the embedded engine as cfg says, whatever the
+// environment.
+func NewEmbedded(cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ddb := server.NewServer(server.WithRegion(Region), server.WithAccountID(AccountID), server.WithClock(cfg.Clock.Now))
+	s := &Server{cfg: cfg, accessKeyID: AccessKeyID, ddb: ddb, streams: map[string]*stream{}}
+	ddb.OnItemChanges(s.record)
+	if err := s.serve(refuseUnsigned(ddb)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
 	}
@@ -111,29 +140,29 @@ func New(cfg Config) (*Server, error) {
 		cfg.Log = slog.Default()
 	}
 	if cfg.StreamRetention < 0 || cfg.StreamRecordLimit < 0 {
-		return nil, errors.New("embedded dynamodb: StreamRetention and StreamRecordLimit cannot be negative")
+		return cfg, errors.New("embedded dynamodb: StreamRetention and StreamRecordLimit cannot be negative")
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
+	return cfg, nil
+}
+
+// serve listens on cfg.Addr and serves h (its requests recorded in
+// cfg.Calls), and starts the TTL sweep.
+func (s *Server) serve(h http.Handler) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("embedded dynamodb: listen %s: %w", cfg.Addr, err)
+		return fmt.Errorf("embedded dynamodb: listen %s: %w", s.cfg.Addr, err)
 	}
-	s := &Server{
-		URL:     "http://" + ln.Addr().String(),
-		cfg:     cfg,
-		ddb:     server.NewServer(server.WithRegion(Region), server.WithAccountID(AccountID), server.WithClock(cfg.Clock.Now)),
-		done:    make(chan error, 1),
-		streams: map[string]*stream{},
-	}
-	s.ddb.OnItemChanges(s.record)
-	s.srv = &http.Server{Handler: awscalls.Handler("dynamodb", cfg.Calls, s.ddb), ReadHeaderTimeout: 5 * time.Second}
+	s.URL = "http://" + ln.Addr().String()
+	s.done = make(chan error, 1)
+	s.srv = &http.Server{Handler: awscalls.Handler("dynamodb", s.cfg.Calls, h), ReadHeaderTimeout: 5 * time.Second}
 	go func() { s.done <- s.srv.Serve(ln) }()
-	if cfg.TTLSweepInterval > 0 {
+	if s.cfg.TTLSweepInterval > 0 {
 		ctx, cancel := context.WithCancel(context.Background())
 		finished := make(chan struct{})
 		s.track(cancel, finished)
 		go s.sweep(ctx, finished)
 	}
-	return s, nil
+	return nil
 }
 
 // Start starts a server on addr with the default configuration.
@@ -189,6 +218,9 @@ func (s *Server) close() error {
 	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		return serr
 	}
+	if s.ref != nil {
+		err = errors.Join(err, s.ref.dropTables())
+	}
 	return err
 }
 
@@ -207,14 +239,18 @@ func (s *Server) track(cancel context.CancelFunc, finished chan struct{}) bool {
 
 // AWSEnv is the environment with which the AWS SDK's default
 // configuration chain reaches the server (AWSEnv of its URL).
-func (s *Server) AWSEnv() map[string]string { return AWSEnv(s.URL) }
+func (s *Server) AWSEnv() map[string]string {
+	env := AWSEnv(s.URL)
+	env["AWS_ACCESS_KEY_ID"] = s.accessKeyID
+	return env
+}
 
 // Client returns a real SDK client for the server, with static dummy
-// credentials (the server does not check signatures).
+// credentials (the server requires a signature but does not check it).
 func (s *Server) Client(opts ...func(*dynamodb.Options)) *dynamodb.Client {
 	cfg := aws.Config{
 		Region:      Region,
-		Credentials: credentials.NewStaticCredentialsProvider(AccessKeyID, SecretAccessKey, ""),
+		Credentials: credentials.NewStaticCredentialsProvider(s.accessKeyID, SecretAccessKey, ""),
 	}
 	return dynamodb.NewFromConfig(cfg, append([]func(*dynamodb.Options){func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(s.URL)
@@ -252,7 +288,12 @@ func (s *Server) stream(arn, table, viewType string) *stream {
 // deletes every item whose TTL has passed (DynamoDB does it within days;
 // the sweep here every TTLSweepInterval), each with a REMOVE stream record
 // whose userIdentity is TTLIdentity. It returns how many it deleted.
-func (s *Server) ExpireNow() int { return s.ddb.ExpireItems(s.cfg.Clock.Now()) }
+func (s *Server) ExpireNow() int {
+	if s.ref != nil {
+		return s.ref.expire(context.Background(), s.cfg.Clock.Now())
+	}
+	return s.ddb.ExpireItems(s.cfg.Clock.Now())
+}
 
 func (s *Server) sweep(ctx context.Context, finished chan struct{}) {
 	defer close(finished)

@@ -16,7 +16,7 @@ import (
 // AWSEnv alone, reaches the server.
 func TestAWSEnvReachesTheServer(t *testing.T) {
 	ctx := context.Background()
-	tables := store.Tables{State: "s", Runs: "r"}
+	tables := store.Tables{State: "state", Runs: "runs"}
 	s, err := StartWithTables(ctx, "127.0.0.1:0", tables)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func TestAWSEnvReachesTheServer(t *testing.T) {
 // Closing twice returns at once, as a test's cleanup after the code under
 // test closed the server needs (the second Close waited forever).
 func TestCloseTwice(t *testing.T) {
-	s, err := StartWithTables(context.Background(), "127.0.0.1:0", store.Tables{State: "s", Runs: "r"})
+	s, err := StartWithTables(context.Background(), "127.0.0.1:0", store.Tables{State: "state", Runs: "runs"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,9 +28,19 @@ type stream struct {
 
 // record is a stream record as Lambda hands it to a function: JSON.
 type record struct {
-	seq     uint64
+	seq     uint64 // its place in the stream (here)
 	arrival time.Time
 	data    []byte
+	sn      string // its SequenceNumber when not sequenceNumber(seq) (DynamoDB Local's)
+	shard   string // its shard when not the stream's (DynamoDB Local's)
+}
+
+// sequenceNumber is the record's SequenceNumber, as in its data.
+func (r record) sequenceNumber() string {
+	if r.sn != "" {
+		return r.sn
+	}
+	return sequenceNumber(r.seq)
 }
 
 func newStream(table, arn, viewType string, cfg Config) *stream {
@@ -57,6 +67,37 @@ func (s *stream) append(changes []server.ItemChange, at time.Time) {
 	s.trim(at)
 	close(s.grew)
 	s.grew = make(chan struct{})
+}
+
+// appendRecords adds records read from DynamoDB Local's stream (a
+// mapping's own buffer), numbering them in the order given.
+func (s *stream) appendRecords(recs []record, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range recs {
+		r.seq, r.arrival = s.first+uint64(len(s.recs)), at
+		s.recs = append(s.recs, r)
+	}
+	close(s.grew)
+	s.grew = make(chan struct{})
+}
+
+// release drops the records before pos, which the stream's one mapping
+// has delivered (a mapping's own buffer; a shared stream keeps them).
+func (s *stream) release(pos uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	drop := min(int(pos-min(pos, s.first)), len(s.recs))
+	clear(s.recs[:drop])
+	s.recs = s.recs[drop:]
+	s.first += uint64(drop)
+}
+
+// size is how many records the stream holds.
+func (s *stream) size() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.recs)
 }
 
 // trim drops the records past retention and, over the limit, the oldest

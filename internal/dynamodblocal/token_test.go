@@ -156,6 +156,7 @@ func TestLostTransactionResponseRetriedWithItsToken(t *testing.T) {
 // 10 minutes of the server's clock after the first call completed; a
 // changed call with it is IdempotentParameterMismatchException.
 func TestClientRequestTokenWindowOnTheServersClock(t *testing.T) {
+	EmbeddedOnly(t, "DynamoDB Local keeps a token's 10 minutes on its own clock")
 	ts := newTestServer(t, Config{})
 	ctx := context.Background()
 

@@ -73,7 +73,7 @@ func (tr *turn) dispatch(ctx context.Context, step int, call llm.ToolCall) *Erro
 		}
 	}
 
-	callCtx, cancel := context.WithTimeout(ctx, tr.budget.remaining(started))
+	callCtx, cancel := context.WithTimeout(tools.WithProgress(ctx, tr.progress(step, rec)), tr.budget.remaining(started))
 	res := tool.Call(callCtx, env, args)
 	cancel()
 	rec.ElapsedMs = tr.now().Sub(started).Milliseconds()

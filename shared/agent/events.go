@@ -3,6 +3,7 @@ package agent
 import (
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/textcap"
+	"github.com/commonly/runtime/shared/tools"
 )
 
 // Events of the loop for the run's event stream (runs/events.go). Each
@@ -25,16 +26,40 @@ func (tr *turn) toolStarted(step int, rec runs.ToolCall) {
 	tr.emit(runs.ToolStarted{Step: step, CallID: rec.ID, Name: rec.Name, Args: rec.Args})
 }
 
-// toolFinished ends a tool call's events; kind is empty when it went
-// well, output what the model was told. A code run's first sandbox is
-// announced before it.
-func (tr *turn) toolFinished(step int, rec runs.ToolCall, kind, output string) {
-	if cr := rec.CodeRun; cr != nil && cr.SandboxID != "" && !tr.sandboxSeen[cr.SandboxID] {
+// progress is a tool call's events while it runs: its sandbox when one
+// is created, what its code prints as it prints it (tool.output,
+// coalesced by the run's event log).
+func (tr *turn) progress(step int, rec runs.ToolCall) tools.Progress {
+	return tools.Progress{
+		Output: func(stream, text string) {
+			tr.emit(runs.ToolOutput{Step: step, CallID: rec.ID, Stream: stream, Text: text})
+		},
+		SandboxCreated: tr.sandboxCreated,
+	}
+}
+
+// sandboxCreated announces a sandbox, once.
+func (tr *turn) sandboxCreated(id string) {
+	tr.sandboxMu.Lock()
+	seen := tr.sandboxSeen[id]
+	if !seen {
 		if tr.sandboxSeen == nil {
 			tr.sandboxSeen = map[string]bool{}
 		}
-		tr.sandboxSeen[cr.SandboxID] = true
-		tr.emit(runs.SandboxCreated{SandboxID: cr.SandboxID, Provider: tr.l.SandboxProvider})
+		tr.sandboxSeen[id] = true
+	}
+	tr.sandboxMu.Unlock()
+	if !seen {
+		tr.emit(runs.SandboxCreated{SandboxID: id, Provider: tr.l.SandboxProvider})
+	}
+}
+
+// toolFinished ends a tool call's events; kind is empty when it went
+// well, output what the model was told. A code run's sandbox not yet
+// announced (a tool that does not report its progress) is, before it.
+func (tr *turn) toolFinished(step int, rec runs.ToolCall, kind, output string) {
+	if cr := rec.CodeRun; cr != nil && cr.SandboxID != "" {
+		tr.sandboxCreated(cr.SandboxID)
 	}
 	// Code that failed in a sandbox that worked is a successful call on
 	// the run's record; the event says the code failed.

@@ -89,3 +89,34 @@ func TestLoopRecordsTheTurnsEvents(t *testing.T) {
 		t.Errorf("failed code run %+v", tf)
 	}
 }
+
+// A tool's progress becomes the run's events while it runs: its sandbox
+// when created (announced once, not again at tool.finished), then what
+// its code prints, before tool.finished.
+func TestToolProgressIsRecordedAsItHappens(t *testing.T) {
+	h := newHarness(t, calls(call("c1", "run", `{"code":"print(1)"}`)).usage(100, 0, 10), answer("1").usage(110, 0, 2))
+	h.withTools(&fakeTool{name: "run", fn: func(ctx context.Context, args json.RawMessage) tools.Result {
+		p := tools.ProgressOf(ctx)
+		p.SandboxCreated("sb-9")
+		p.Output("stdout", "1\n")
+		p.Output("stderr", "warn\n")
+		return tools.Result{CodeRun: &runs.CodeRun{Language: "python", ExitKind: "ok", SandboxID: "sb-9"}, Output: map[string]any{"stdout": "1\n"}}
+	}})
+	rec := &recorder{}
+	h.turn.Events = rec
+	if out := h.run(context.Background()); out.Err != nil {
+		t.Fatal(out.Err)
+	}
+	want := []runs.EventType{runs.EventModelStarted, runs.EventModelFinished,
+		runs.EventToolStarted, runs.EventSandboxCreated, runs.EventToolOutput, runs.EventToolOutput, runs.EventToolFinished,
+		runs.EventModelStarted, runs.EventModelFinished}
+	if got := rec.types(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v\nwant %v", got, want)
+	}
+	if o := rec.ds[5].(runs.ToolOutput); o != (runs.ToolOutput{Step: 0, CallID: "c1", Stream: "stderr", Text: "warn\n"}) {
+		t.Errorf("tool.output %+v", o)
+	}
+	if s := rec.ds[3].(runs.SandboxCreated); s.SandboxID != "sb-9" {
+		t.Errorf("sandbox.created %+v", s)
+	}
+}

@@ -61,9 +61,16 @@ func (tr *turn) answer(ctx context.Context, content, reason string) TurnResult {
 	// Recorded before it is posted: an attempt that takes over after the
 	// post posts it again under the same key, which the backend drops,
 	// rather than ask the model for another.
-	tr.journal(entry{Kind: entryFinal, Content: content, Reason: reason})
+	final := entry{Kind: entryFinal, Content: content, Reason: reason}
+	if n := len(tr.run.Steps); n > 0 {
+		step, cost := tr.run.Steps[n-1], tr.lastCost
+		final.Record, final.Cost = &step, &cost
+	}
+	tr.journal(final)
+	// On the run before it is posted: from then on a cancel is too late.
+	tr.run.FinalMessage = content
 	if !tr.posted && !empty {
-		if e := tr.checkpoint(ctx); e != nil {
+		if e := tr.commitAnswer(ctx); e != nil {
 			return tr.finish(e)
 		}
 	}

@@ -9,7 +9,8 @@ import (
 )
 
 // The turn's journal: what another worker needs to go on with the turn
-// if this one stops (a crash, a timeout, a lost execution environment).
+// if this one stops (its opening, the system prompt and the user's
+// message, is the install's and the run's) (a crash, a timeout, a lost execution environment).
 // Each entry is appended as it happens and is durable with the run's next
 // write (turns.Journal); before anything that is billed per call or acts
 // outside the runtime, the loop makes everything appended durable first
@@ -25,7 +26,6 @@ type Journal interface {
 
 // Kinds of entries.
 const (
-	entryOpen   = "open"   // the conversation's start: the system prompt and the user's message
 	entryAnswer = "answer" // a model answer that calls tools, as received
 	entryTool   = "tool"   // a tool call's result, as the model saw it
 	entryFinal  = "final"  // the final answer, before it is posted
@@ -35,9 +35,6 @@ const (
 type entry struct {
 	Kind string `json:"kind"`
 	Step int    `json:"step,omitempty"`
-	// System and User open the conversation.
-	System string `json:"system,omitempty"`
-	User   string `json:"user,omitempty"`
 	// Message is an answer's assistant message.
 	Message *message `json:"message,omitempty"`
 	// CallID and Content are a tool result; Content is also the final
@@ -47,6 +44,11 @@ type entry struct {
 	Reason  string `json:"reason,omitempty"`
 	// Posted: the tool posted to the pod.
 	Posted bool `json:"posted,omitempty"`
+	// Record and Cost are the final answer's step and its price by
+	// part: the write that records the answer does not carry the run's
+	// steps, so a takeover adds them from here.
+	Record *runs.Step `json:"record,omitempty"`
+	Cost   *runs.Cost `json:"cost,omitempty"`
 }
 
 // message is an llm.Message as the journal keeps it: with its own
@@ -102,7 +104,7 @@ func decodeEntry(data string) (entry, error) {
 		return e, fmt.Errorf("journal entry: %w", err)
 	}
 	switch e.Kind {
-	case entryOpen, entryTool, entryFinal:
+	case entryTool, entryFinal:
 	case entryAnswer:
 		if e.Message == nil {
 			return e, fmt.Errorf("journal entry: an answer without its message")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/commonly/runtime/shared/llm"
@@ -120,6 +121,10 @@ type TurnInput struct {
 	// Events receives the turn's events as they happen (events.go);
 	// optional.
 	Events runs.Recorder
+	// CommitAnswer records the final answer (Run.FinalMessage) and the
+	// journal's waiting entries before the post, without writing the run
+	// whole; optional: Checkpoint does it then.
+	CommitAnswer func(ctx context.Context, r *runs.Run) error
 	// Journal receives what another attempt needs to go on with the turn
 	// (journal.go); optional: without it a turn cannot be resumed.
 	Journal Journal
@@ -194,10 +199,14 @@ type turn struct {
 	// posted is set when a tool posted to the pod in this turn, so the
 	// final answer is not posted a second time.
 	posted bool
-	// sandboxSeen are the sandboxes announced by a sandbox.created event.
+	// sandboxSeen are the sandboxes announced by a sandbox.created event
+	// (a tool's progress may report one from its own goroutine).
+	sandboxMu   sync.Mutex
 	sandboxSeen map[string]bool
 	// pending: journal entries were appended since the last checkpoint.
 	pending bool
+	// lastCost is the last recorded step's price, by part.
+	lastCost runs.Cost
 	// ctx is the turn's context, for finish to tell a leave (TurnInput.Leave).
 	ctx context.Context
 }
@@ -259,7 +268,6 @@ func (tr *turn) loop(ctx context.Context) TurnResult {
 		}
 	} else {
 		tr.messages = opening(tr.t.System, tr.t.Message)
-		tr.journal(entry{Kind: entryOpen, System: tr.t.System, User: tr.t.Message})
 	}
 	switch {
 	case p.final != nil:
@@ -328,6 +336,27 @@ func (tr *turn) checkpoint(ctx context.Context) *Error {
 		return interrupted(context.Cause(ctx))
 	}
 	tr.log.Warn("checkpoint failed; leaving the run for another attempt", "step", len(tr.run.Steps)-1, "error", err)
+	return &Error{Kind: runs.ErrInterrupted, Message: msgInterrupted, Err: errLeave}
+}
+
+// commitAnswer makes the final answer and every journal entry durable
+// before the post, as checkpoint does, through the lighter write the
+// caller gives for it when it gives one.
+func (tr *turn) commitAnswer(ctx context.Context) *Error {
+	if tr.t.CommitAnswer == nil {
+		return tr.checkpoint(ctx)
+	}
+	cctx, cancel := context.WithTimeout(ctx, max(tr.budget.remaining(tr.now()), tr.budget.limits.PostGrace))
+	err := tr.t.CommitAnswer(cctx, tr.run)
+	cancel()
+	switch {
+	case err == nil:
+		tr.pending = false
+		return nil
+	case ctx.Err() != nil:
+		return interrupted(context.Cause(ctx))
+	}
+	tr.log.Warn("recording the final answer failed; leaving the run for another attempt", "error", err)
 	return &Error{Kind: runs.ErrInterrupted, Message: msgInterrupted, Err: errLeave}
 }
 

@@ -148,6 +148,7 @@ func (tr *turn) recordStep(index int, started time.Time, step runs.Step, model s
 		cost = runs.Cost{}
 	}
 	step.CostMicros = cost.ModelMicros
+	tr.lastCost = cost
 	tr.run.Steps = append(tr.run.Steps, step)
 	tr.run.AddCost(cost)
 	return step, perr

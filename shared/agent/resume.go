@@ -46,20 +46,18 @@ type resumePoint struct {
 	calls []llm.ToolCall
 }
 
-// restore rebuilds the conversation from the journal and says where the
-// turn goes on. A journal without its opening (the stopped attempt wrote
-// nothing after its claim) opens as a new turn does.
+// restore rebuilds the conversation from the journal, after its opening
+// (the install's system prompt and the run's message, as a new turn
+// opens), and says where the turn goes on.
 func (tr *turn) restore(r *Resume) (resumePoint, error) {
 	var p resumePoint
-	opened := false
+	tr.messages = opening(tr.t.System, tr.t.Message)
 	for i, data := range r.Entries {
 		e, err := decodeEntry(data)
 		if err != nil {
 			return p, fmt.Errorf("entry %d: %w", i, err)
 		}
 		switch e.Kind {
-		case entryOpen:
-			tr.messages, opened = opening(e.System, e.User), true
 		case entryAnswer:
 			m := e.Message.llm()
 			tr.messages = append(tr.messages, m)
@@ -74,10 +72,13 @@ func (tr *turn) restore(r *Resume) (resumePoint, error) {
 			tr.posted = tr.posted || e.Posted
 		case entryFinal:
 			p.final = &e
+			if r := e.Record; r != nil && r.Index >= len(tr.run.Steps) && e.Cost != nil {
+				// Recorded with the answer, not on the run yet.
+				tr.run.Steps = append(tr.run.Steps, *r)
+				tr.run.Tokens.Add(r.PromptTokens, r.CachedPromptTokens, r.CompletionTokens)
+				tr.run.AddCost(*e.Cost)
+			}
 		}
-	}
-	if !opened {
-		tr.messages = opening(tr.t.System, tr.t.Message)
 	}
 	return p, nil
 }

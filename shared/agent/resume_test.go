@@ -47,8 +47,8 @@ func TestResumeFromEveryEntry(t *testing.T) {
 	full.turn.Journal = j
 	full.run(context.Background())
 	wantEnd(t, full.r(), runs.StatusSucceeded, "")
-	if len(j.entries) != 6 {
-		t.Fatalf("journal of %d entries, want 6 (open, answer, result, answer, result, final)", len(j.entries))
+	if len(j.entries) != 5 {
+		t.Fatalf("journal of %d entries, want 5 (answer, result, answer, result, final)", len(j.entries))
 	}
 
 	cases := []struct {
@@ -58,12 +58,11 @@ func TestResumeFromEveryEntry(t *testing.T) {
 		tools    int    // tool calls it makes
 	}{
 		{0, runs.InFlightModel, 3, 2},
-		{1, runs.InFlightModel, 3, 2},
-		{2, runs.InFlightTool, 2, 2},
-		{3, runs.InFlightModel, 2, 1},
-		{4, runs.InFlightTool, 1, 1},
-		{5, runs.InFlightModel, 1, 0},
-		{6, runs.InFlightPost, 0, 0},
+		{1, runs.InFlightTool, 2, 2},
+		{2, runs.InFlightModel, 2, 1},
+		{3, runs.InFlightTool, 1, 1},
+		{4, runs.InFlightModel, 1, 0},
+		{5, runs.InFlightPost, 0, 0},
 	}
 	for _, c := range cases {
 		t.Run(j.runAt(c.entries), func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/reaper"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
@@ -350,7 +351,13 @@ func TestSweepDeadline(t *testing.T) {
 			<-release // E2B hangs on this one
 		}
 	})
-	rep, err := r.reaper(t, reaper.Config{KillConcurrency: 1, Deadline: 300 * time.Millisecond}).Sweep(context.Background())
+	deadline := 300 * time.Millisecond
+	if dynamodblocal.OnReference() {
+		// DynamoDB Local answers in milliseconds, not microseconds: the
+		// two kills' reads and writes need longer before the third hangs.
+		deadline = 3 * time.Second
+	}
+	rep, err := r.reaper(t, reaper.Config{KillConcurrency: 1, Deadline: deadline}).Sweep(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

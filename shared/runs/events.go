@@ -19,6 +19,7 @@ const (
 	EventModelFinished  EventType = "model.finished"
 	EventTextDelta      EventType = "text.delta"
 	EventToolStarted    EventType = "tool.started"
+	EventToolOutput     EventType = "tool.output"
 	EventToolFinished   EventType = "tool.finished"
 	EventSandboxCreated EventType = "sandbox.created"
 	EventSandboxKilled  EventType = "sandbox.killed"
@@ -147,6 +148,15 @@ type ToolStarted struct {
 	Args   string `json:"args"`
 }
 
+// ToolOutput is what a code run prints, as it prints it, coalesced:
+// Stream is "stdout" or "stderr".
+type ToolOutput struct {
+	Step   int    `json:"step"`
+	CallID string `json:"callId"`
+	Stream string `json:"stream"`
+	Text   string `json:"text"`
+}
+
 // ToolFinished: a tool call ended. OK, or ErrorKind says why not:
 // not_available, invalid_arguments, over_reservation (the spend cap
 // reservation cannot hold the call), repeated, not_priced, unencodable,
@@ -214,11 +224,29 @@ func RunFinishedOf(r *Run) RunFinished {
 	}
 }
 
+// FinishedAt is when a final run's run.finished is stamped: its
+// completedAt, or its last stored event's time when that is later (a
+// sandbox killed after the final write's clock), so that times never go
+// backwards in id order.
+func FinishedAt(r *Run) time.Time {
+	var at time.Time
+	if r.CompletedAt != nil {
+		at = *r.CompletedAt
+	}
+	if n := len(r.Events); n > 0 {
+		if last := eventTime(r.Events[n-1].Data); last.After(at) {
+			at = last
+		}
+	}
+	return at
+}
+
 func (RunStarted) EventType() EventType     { return EventRunStarted }
 func (ModelStarted) EventType() EventType   { return EventModelStarted }
 func (ModelFinished) EventType() EventType  { return EventModelFinished }
 func (TextDelta) EventType() EventType      { return EventTextDelta }
 func (ToolStarted) EventType() EventType    { return EventToolStarted }
+func (ToolOutput) EventType() EventType     { return EventToolOutput }
 func (ToolFinished) EventType() EventType   { return EventToolFinished }
 func (SandboxCreated) EventType() EventType { return EventSandboxCreated }
 func (SandboxKilled) EventType() EventType  { return EventSandboxKilled }

@@ -18,11 +18,14 @@ const (
 	StatusSucceeded   Status = "succeeded"
 	StatusFailed      Status = "failed"
 	StatusInterrupted Status = "interrupted"
+	// StatusCancelled: its owner (or the service) asked to stop it
+	// (POST /v1/runs/{runId}/cancel) before its answer was posted.
+	StatusCancelled Status = "cancelled"
 )
 
 // Final reports whether no further transition is allowed.
 func (s Status) Final() bool {
-	return s == StatusSucceeded || s == StatusFailed || s == StatusInterrupted
+	return s == StatusSucceeded || s == StatusFailed || s == StatusInterrupted || s == StatusCancelled
 }
 
 // ErrorKind says why a run did not succeed. The set is closed: clients
@@ -140,6 +143,10 @@ type Run struct {
 	// MaxAttempts caps Attempts (TURN_MAX_ATTEMPTS when the run was
 	// admitted): a run whose worker stops past it ends interrupted.
 	MaxAttempts int `json:"-" dynamodbav:"maxAttempts,omitempty"`
+	// CancelRequestedAt is when a stop was asked for: the worker's next
+	// write is refused for it, or its next look at the run finds it, and
+	// it ends the run cancelled.
+	CancelRequestedAt *time.Time `json:"cancelRequestedAt,omitempty" dynamodbav:"cancelRequestedAt,omitempty"`
 	// Lease is the current attempt's hold on the run (lease.go); the store
 	// keeps its parts as attributes of their own, for conditions.
 	Lease Lease `json:"-" dynamodbav:"-"`

@@ -148,3 +148,21 @@ func TestLanguageValid(t *testing.T) {
 		}
 	}
 }
+
+// An OutputWriter hands on whole characters: one split between writes
+// waits for its end; invalid bytes pass as they are.
+func TestOutputWriterKeepsCharactersWhole(t *testing.T) {
+	var got []string
+	w := NewOutputWriter(func(stream, text string) { got = append(got, stream+":"+text) }, Stdout)
+	for _, p := range []string{"a\xc3", "\xa9b", "\xe2\x82", "\xac", "\xff"} {
+		if n, err := w.Write([]byte(p)); n != len(p) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", p, n, err)
+		}
+	}
+	if strings.Join(got, "|") != "stdout:a|stdout:éb|stdout:€|stdout:\xff" {
+		t.Fatalf("%q", got)
+	}
+	if n, err := NewOutputWriter(nil, Stderr).Write([]byte("x")); n != 1 || err != nil {
+		t.Fatalf("a writer without an Output: %d %v", n, err)
+	}
+}

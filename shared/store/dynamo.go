@@ -195,6 +195,16 @@ func (d *Dynamo) marshalRun(r *runs.Run) (map[string]types.AttributeValue, error
 		item[attrEvents] = str(runs.EncodeEvents(r.Events))
 	}
 	item[tablekeys.TTL] = num(tablekeys.ExpiresAfterDay(r.CreatedAt))
+	// On the user-runs index from its admission; its summary, the one
+	// attribute the index projects, from its final write on.
+	item[tablekeys.UserRunsSK] = str(tablekeys.UserRunsSort(r.CreatedAt))
+	if r.Status.Final() {
+		sum, err := attributevalue.MarshalMap(r.Summary())
+		if err != nil {
+			return nil, fmt.Errorf("marshal the summary of run %s: %w", r.RunID, err)
+		}
+		item[tablekeys.UserRunsSummary] = &types.AttributeValueMemberM{Value: sum}
+	}
 	if !r.Status.Final() {
 		// A final run is held by nobody: its lease goes with the index.
 		leaseAttrs(r, item)

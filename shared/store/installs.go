@@ -74,16 +74,29 @@ func (d *Dynamo) GetInstallAndPlan(ctx context.Context, installID, userID string
 // maxBatchAttempts bounds the calls of one batch get.
 const maxBatchAttempts = 6
 
-// batchGetState reads up to 100 state items by key, retrying unprocessed
-// keys (DynamoDB may return part of a batch under load) after a jittered
-// wait (d.unprocessed).
+// batchGetState reads up to 100 state items by key, strongly consistent.
 func (d *Dynamo) batchGetState(ctx context.Context, ks ...tablekeys.Key) (map[tablekeys.Key]map[string]types.AttributeValue, error) {
 	req := make([]map[string]types.AttributeValue, len(ks))
 	for i, k := range ks {
 		req[i] = stateKey(k)
 	}
-	got := make(map[tablekeys.Key]map[string]types.AttributeValue, len(ks))
-	pending := map[string]types.KeysAndAttributes{d.tables.State: {Keys: req, ConsistentRead: aws.Bool(true)}}
+	items, err := d.batchGet(ctx, d.tables.State, types.KeysAndAttributes{Keys: req, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, err
+	}
+	got := make(map[tablekeys.Key]map[string]types.AttributeValue, len(items))
+	for _, item := range items {
+		got[tablekeys.Key{PK: strAttr(item, tablekeys.PK), SK: strAttr(item, tablekeys.SK)}] = item
+	}
+	return got, nil
+}
+
+// batchGet reads up to 100 items of a table, retrying unprocessed keys
+// (DynamoDB may return part of a batch under load) after a jittered
+// wait (d.unprocessed). Missing items are left out.
+func (d *Dynamo) batchGet(ctx context.Context, table string, ka types.KeysAndAttributes) ([]map[string]types.AttributeValue, error) {
+	var got []map[string]types.AttributeValue
+	pending := map[string]types.KeysAndAttributes{table: ka}
 	for attempt := 0; len(pending) > 0; attempt++ {
 		if attempt > 0 {
 			if attempt >= maxBatchAttempts {
@@ -97,9 +110,7 @@ func (d *Dynamo) batchGetState(ctx context.Context, ks ...tablekeys.Key) (map[ta
 		if err != nil {
 			return nil, err
 		}
-		for _, item := range out.Responses[d.tables.State] {
-			got[tablekeys.Key{PK: strAttr(item, tablekeys.PK), SK: strAttr(item, tablekeys.SK)}] = item
-		}
+		got = append(got, out.Responses[table]...)
 		pending = out.UnprocessedKeys
 	}
 	return got, nil

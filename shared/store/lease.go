@@ -36,6 +36,8 @@ const (
 	attrCloser = "closer"
 	// attrRedispatched is when the reaper last re-dispatched the run.
 	attrRedispatched = "redispatchedMs"
+	// attrCancel is when a stop of the run was asked for.
+	attrCancel = "cancelRequestedAt"
 )
 
 // newToken is a claim's or a final write's token: random, so no two
@@ -62,9 +64,9 @@ func (d *Dynamo) ClaimRun(ctx context.Context, runID string, at time.Time) (*run
 			"#tok = :tok, #prev = if_not_exists(#until, :zero), #until = :until, #sms = :now, " +
 			"#worked = if_not_exists(#worked, :zero), #by = if_not_exists(#by, :one)"),
 		ConditionExpression: aws.String("(#s = :queued AND (attribute_not_exists(#since) OR #since >= :oldest)) OR " +
-			"(#s = :running AND #until < :now AND #att < #max)"),
+			"(#s = :running AND #until < :now AND #att < #max AND attribute_not_exists(#cancel))"),
 		ExpressionAttributeNames: map[string]string{
-			"#s": "status", "#at": "startedAt", "#since": tablekeys.OpenSK, "#att": attrAttempt, "#max": attrMaxAttempts,
+			"#s": "status", "#at": "startedAt", "#since": tablekeys.OpenSK, "#att": attrAttempt, "#max": attrMaxAttempts, "#cancel": attrCancel,
 			"#tok": attrLeaseToken, "#until": attrLeaseUntil, "#prev": attrPrevUntil, "#sms": attrStartedMs,
 			"#worked": attrWorkedMs, "#by": attrWrittenBy,
 		},
@@ -103,15 +105,15 @@ func (d *Dynamo) currentRun(ctx context.Context, runID string, item map[string]t
 	return decodeRun(runID, item)
 }
 
-// heldBy is the condition of every write of a worker holding the run:
-// still running, still under its attempt. A write refused by it says
-// why (refusal).
-const heldBy = "#s = :running AND #att = :att"
+// heldBy is the condition of every write of a worker holding the run
+// but its final write: still running, still under its attempt, no stop
+// asked for. A write refused by it says why (refusal).
+const heldBy = "#s = :running AND #att = :att AND attribute_not_exists(#cancel)"
 
 // heldNames and heldValues are heldBy's names and values, added to a
 // write's own.
 func heldNames(names map[string]string) map[string]string {
-	names["#s"], names["#att"] = "status", attrAttempt
+	names["#s"], names["#att"], names["#cancel"] = "status", attrAttempt, attrCancel
 	return names
 }
 
@@ -121,12 +123,48 @@ func heldValues(attempt int, values map[string]types.AttributeValue) map[string]
 }
 
 // refusal is why a worker's write was refused, from the run as it stood:
-// final, or taken over by a later attempt.
+// final, taken over by a later attempt, or asked to stop.
 func refusal(runID string, attempt int, cur *runs.Run, what string) error {
-	if cur.Status.Final() {
+	switch {
+	case cur.Status.Final():
 		return fmt.Errorf("%s %s: %w", what, runID, turns.ErrAlreadyFinal)
+	case cur.Attempts == attempt && cur.CancelRequestedAt != nil:
+		return fmt.Errorf("%s %s: %w", what, runID, turns.ErrCancelled)
 	}
 	return fmt.Errorf("%s %s (attempt %d, run at %d): %w", what, runID, attempt, cur.Attempts, turns.ErrLeaseLost)
+}
+
+// RequestCancel asks a running run to stop: it marks the run, whose
+// worker's next write is refused for it (or whose next look finds it).
+// Only while the run is running and its answer is not on its way to the
+// pod (the run has no finalMessage yet, which its worker records before
+// posting): otherwise, and for a queued or final run, it returns the run
+// as it stands with ErrNotCancellable, for the caller to say why. Asking
+// twice is asking once.
+func (d *Dynamo) RequestCancel(ctx context.Context, runID string, at time.Time) (*runs.Run, error) {
+	out, err := d.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(d.tables.Runs),
+		Key:                      runKey(runID),
+		UpdateExpression:         aws.String("SET #cancel = if_not_exists(#cancel, :at)"),
+		ConditionExpression:      aws.String("#s = :running AND attribute_not_exists(#fm)"),
+		ExpressionAttributeNames: map[string]string{"#cancel": attrCancel, "#s": "status", "#fm": "finalMessage"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":at": encodeTime(at), ":running": str(string(runs.StatusRunning)),
+		},
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if ccf, ok := isConditionFailed(err); ok {
+		cur, cerr := d.currentRun(ctx, runID, ccf.Item)
+		if cerr != nil {
+			return nil, cerr
+		}
+		return cur, fmt.Errorf("cancel %s (status %s): %w", runID, cur.Status, turns.ErrNotCancellable)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cancel run %s: %w", runID, err)
+	}
+	return decodeRun(runID, out.Attributes)
 }
 
 // refused decodes the item a single-item write was refused by into its
@@ -197,11 +235,15 @@ func (d *Dynamo) MarkRedispatched(ctx context.Context, runID string, untilMs int
 // leaseAttrs writes a run's lease into its item (marshalRun).
 func leaseAttrs(r *runs.Run, item map[string]types.AttributeValue) {
 	l := r.Lease
-	for name, v := range map[string]int64{attrLeaseUntil: l.UntilMs, attrStartedMs: l.StartedMs, attrWorkedMs: l.WorkedMs, attrWrittenBy: int64(l.WrittenBy)} {
+	set := func(name string, v int64) {
 		if v != 0 {
 			item[name] = num(v)
 		}
 	}
+	set(attrLeaseUntil, l.UntilMs)
+	set(attrStartedMs, l.StartedMs)
+	set(attrWorkedMs, l.WorkedMs)
+	set(attrWrittenBy, int64(l.WrittenBy))
 	if l.Token != "" {
 		item[attrLeaseToken] = str(l.Token)
 	}

@@ -51,36 +51,52 @@ func (d *Dynamo) AcquireSlot(ctx context.Context, limit int, holder string, now,
 
 // acquireInShard takes a free slot of one shard, if it has one.
 func (d *Dynamo) acquireInShard(ctx context.Context, limit, shard int, holder string, now, until time.Time) (sandbox.Slot, bool, error) {
+	idx, ok, _, err := d.takeSlot(ctx, tablekeys.SandboxSlotPartition(shard), tablekeys.ShardSlots(limit, shard), holder, now, until)
+	if err != nil {
+		return sandbox.Slot{}, false, fmt.Errorf("sandbox slots of shard %d: %w", shard, err)
+	}
+	return sandbox.Slot{Shard: shard, Index: idx, Holder: holder}, ok, nil
+}
+
+// takeSlot takes one of the slots 0..n-1 of a partition for holder until
+// until: it reads the partition's slots with one strongly consistent
+// Query (held or expired), and takes a free one (never written, or
+// expired by now) with a conditional Put, trying up to slotTries. With
+// none taken, it returns when the first held slot lapses.
+func (d *Dynamo) takeSlot(ctx context.Context, partition string, n int, holder string, now, until time.Time) (idx int, ok bool, firstLapse time.Time, err error) {
 	held := map[int]bool{}
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(d.tables.State),
 		KeyConditionExpression:    aws.String("#pk = :pk"),
 		ExpressionAttributeNames:  map[string]string{"#pk": tablekeys.PK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(tablekeys.SandboxSlotPartition(shard))},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(partition)},
 		ConsistentRead:            aws.Bool(true),
 	}
-	err := d.queryPages(ctx, in, 0, 0, func(item map[string]types.AttributeValue) error {
-		idx, ok := tablekeys.SlotIndex(strAttr(item, tablekeys.SK))
+	err = d.queryPages(ctx, in, 0, 0, func(item map[string]types.AttributeValue) error {
+		i, ok := tablekeys.SlotIndex(strAttr(item, tablekeys.SK))
 		if !ok {
 			return fmt.Errorf("slot item %q: %w", strAttr(item, tablekeys.SK), errMalformedEntry)
 		}
-		if numAttr(item, attrSlotExpires) > now.UnixMilli() {
-			held[idx] = true
+		if exp := numAttr(item, attrSlotExpires); exp > now.UnixMilli() {
+			held[i] = true
+			if lapse := time.UnixMilli(exp); firstLapse.IsZero() || lapse.Before(firstLapse) {
+				firstLapse = lapse
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return sandbox.Slot{}, false, fmt.Errorf("read sandbox slots of shard %d: %w", shard, err)
+		return 0, false, time.Time{}, fmt.Errorf("read: %w", err)
 	}
 	var free []int
-	for idx := range tablekeys.ShardSlots(limit, shard) {
-		if !held[idx] {
-			free = append(free, idx)
+	for i := range n {
+		if !held[i] {
+			free = append(free, i)
 		}
 	}
 	rand.Shuffle(len(free), func(i, j int) { free[i], free[j] = free[j], free[i] })
-	for _, idx := range free[:min(len(free), slotTries)] {
-		item := stateKey(tablekeys.SandboxSlot(shard, idx))
+	for _, i := range free[:min(len(free), slotTries)] {
+		item := stateKey(tablekeys.Key{PK: partition, SK: tablekeys.SlotSort(i)})
 		item[attrHolder] = str(holder)
 		item[attrSlotExpires] = num(until.UnixMilli())
 		// Removed by the table's TTL a day after it lapsed; lapsed, it is
@@ -97,29 +113,34 @@ func (d *Dynamo) acquireInShard(ctx context.Context, limit, shard int, holder st
 			continue // taken since the read
 		}
 		if err != nil {
-			return sandbox.Slot{}, false, fmt.Errorf("take sandbox slot %d of shard %d: %w", idx, shard, err)
+			return 0, false, time.Time{}, fmt.Errorf("take slot %d: %w", i, err)
 		}
-		return sandbox.Slot{Shard: shard, Index: idx, Holder: holder}, true, nil
+		return i, true, time.Time{}, nil
 	}
-	return sandbox.Slot{}, false, nil
+	return 0, false, firstLapse, nil
 }
 
 // ReleaseSlot deletes the slot if holder still holds it. A slot taken
 // over since (it had lapsed) is the new holder's: a failed condition is
 // that outcome, not an error.
 func (d *Dynamo) ReleaseSlot(ctx context.Context, slot sandbox.Slot) error {
+	if err := d.dropSlot(ctx, tablekeys.SandboxSlot(slot.Shard, slot.Index), slot.Holder); err != nil {
+		return fmt.Errorf("release sandbox slot %d of shard %d: %w", slot.Index, slot.Shard, err)
+	}
+	return nil
+}
+
+// dropSlot deletes a slot item if holder still holds it.
+func (d *Dynamo) dropSlot(ctx context.Context, key tablekeys.Key, holder string) error {
 	_, err := d.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                 aws.String(d.tables.State),
-		Key:                       stateKey(tablekeys.SandboxSlot(slot.Shard, slot.Index)),
+		Key:                       stateKey(key),
 		ConditionExpression:       aws.String("#h = :h"),
 		ExpressionAttributeNames:  map[string]string{"#h": attrHolder},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":h": str(slot.Holder)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":h": str(holder)},
 	})
 	if _, ok := isConditionFailed(err); ok {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("release sandbox slot %d of shard %d: %w", slot.Index, slot.Shard, err)
-	}
-	return nil
+	return err
 }

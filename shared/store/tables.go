@@ -22,8 +22,8 @@ type tableCreator interface {
 var _ tableCreator = (*dynamodb.Client)(nil)
 
 // CreateTables creates both tables with the schema the CDK stack deploys
-// (keys, the live-sandbox and run-sandboxes indexes, the open-runs index,
-// the runs stream) and enables their Time to Live on tablekeys.TTL. It is for
+// (keys, the live-sandbox and run-sandboxes indexes, the open-runs and
+// user-runs indexes, the runs stream) and enables their Time to Live on tablekeys.TTL. It is for
 // the local stack and tests; in AWS the stack owns the tables. Existing
 // tables are left alone, but get their TTL if it is off.
 func CreateTables(ctx context.Context, db tableCreator, t Tables) error {
@@ -55,7 +55,7 @@ func CreateTables(ctx context.Context, db tableCreator, t Tables) error {
 		{
 			TableName:            aws.String(t.Runs),
 			BillingMode:          types.BillingModePayPerRequest,
-			AttributeDefinitions: []types.AttributeDefinition{s(tablekeys.RunID), s(tablekeys.OpenPK), s(tablekeys.OpenSK)},
+			AttributeDefinitions: []types.AttributeDefinition{s(tablekeys.RunID), s(tablekeys.OpenPK), s(tablekeys.OpenSK), s(tablekeys.UserRunsPK), s(tablekeys.UserRunsSK)},
 			KeySchema:            []types.KeySchemaElement{hash(tablekeys.RunID)},
 			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
 				IndexName: aws.String(tablekeys.OpenIndex),
@@ -63,6 +63,12 @@ func CreateTables(ctx context.Context, db tableCreator, t Tables) error {
 				// Keys only: claims and checkpoints rewrite the run, not its
 				// index entry, so they cost the index nothing.
 				Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
+			}, {
+				IndexName: aws.String(tablekeys.UserRunsIndex),
+				KeySchema: []types.KeySchemaElement{hash(tablekeys.UserRunsPK), rng(tablekeys.UserRunsSK)},
+				// The final write's summary only: it never changes after,
+				// so the index is written twice a run (userruns.go).
+				Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{tablekeys.UserRunsSummary}},
 			}},
 			StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
 		},

@@ -65,6 +65,7 @@ const (
 	// SlotsPerShard bounds a shard's slots.
 	SlotsPerShard = 64
 	slotPrefix    = "SANDBOXCAP"
+	streamsPrefix = "STREAMS#"
 	slotSK        = "SLOT#"
 )
 
@@ -91,8 +92,19 @@ func ShardSlots(limit, shard int) int {
 
 // SandboxSlot is the key of slot j of a shard of the sandbox cap.
 func SandboxSlot(shard, slot int) Key {
-	return Key{SandboxSlotPartition(shard), fmt.Sprintf("%s%04d", slotSK, slot)}
+	return Key{SandboxSlotPartition(shard), SlotSort(slot)}
 }
+
+// SlotSort is the sort key of slot j of a partition of slots.
+func SlotSort(slot int) string { return fmt.Sprintf("%s%04d", slotSK, slot) }
+
+// StreamSlot is the key of slot j of a user's cap on open event
+// streams: the user's slots are one partition, one Query.
+func StreamSlot(userID string, slot int) Key { return Key{StreamSlotPartition(userID), SlotSort(slot)} }
+
+// StreamSlotPartition is the partition key value of a user's stream
+// slots.
+func StreamSlotPartition(userID string) string { return streamsPrefix + userID }
 
 // SlotIndex is the slot j a SandboxSlot sort key names; false for a sort
 // key not of that form.

@@ -10,6 +10,7 @@
 //	idempotency key  IDEM#<callerId>#<installId>#<sha256(key)>  IDEM
 //	sandbox          SANDBOX#<sandboxId>        SANDBOX
 //	sandbox cap slot SANDBOXCAP#<shard>         SLOT#<nnnn>   (shards.go)
+//	stream cap slot  STREAMS#<userId>           SLOT#<nnnn>   (shards.go)
 //	turn journal     JOURNAL#<runId>            E#<nnnn>      (one item per entry)
 //
 // Live sandboxes are also indexed on the sparse GSI "live" (gsi1pk =
@@ -29,7 +30,10 @@
 // createdAt, see OpenSort and shards.go), keys only: every write of an open run carries the two
 // attributes and every final write leaves them out, so the index holds
 // exactly the open runs and the reaper finds the abandoned ones, oldest
-// first, without a scan.
+// first, without a scan. Every run is also on the GSI "userRuns" (its
+// userId, userRunsAt = its admission time; userruns.go), projecting the
+// summary its final write adds, so a user's runs are listed newest first
+// without a scan.
 //
 // A plan has a partition of its own, not its user's: IAM conditions
 // writes on the partition key only (dynamodb:LeadingKeys), so a role that

@@ -38,6 +38,32 @@ type Effectful interface {
 	Effectful()
 }
 
+// Progress receives what a tool call does as it happens, for the run's
+// events. Either func may be nil; a tool calls them (from any goroutine)
+// only until Call returns.
+type Progress struct {
+	// Output is text a code run printed, as it printed it (stream
+	// "stdout" or "stderr").
+	Output func(stream, text string)
+	// SandboxCreated is a sandbox made for the call, before code runs in it.
+	SandboxCreated func(sandboxID string)
+}
+
+type progressKey struct{}
+
+// WithProgress returns the context of one call that reports to p (the
+// loop sets it for each call; a context, so that no tool's signature or
+// Env changes for it).
+func WithProgress(ctx context.Context, p Progress) context.Context {
+	return context.WithValue(ctx, progressKey{}, p)
+}
+
+// ProgressOf is the call's Progress; its funcs are nil when none was set.
+func ProgressOf(ctx context.Context) Progress {
+	p, _ := ctx.Value(progressKey{}).(Progress)
+	return p
+}
+
 // Tool is one function the model may call.
 type Tool interface {
 	Spec() llm.ToolSpec

@@ -87,7 +87,8 @@ func leased(r *runs.Run) bool { return r.Status == runs.StatusRunning && r.Lease
 // over: running under a lapsed lease, with attempts left, within its
 // life.
 func Resumable(r *runs.Run, now time.Time) bool {
-	return leased(r) && r.Lease.Lapsed(now) && r.Attempts < r.MaxAttempts && now.Before(r.CreatedAt.Add(RunMaxLife))
+	return leased(r) && r.Lease.Lapsed(now) && r.Attempts < r.MaxAttempts && now.Before(r.CreatedAt.Add(RunMaxLife)) &&
+		r.CancelRequestedAt == nil
 }
 
 // abandoned reports whether r is open, held by nobody and past resuming

@@ -32,6 +32,13 @@ var (
 	// took the run over (its lease lapsed): the worker stops at once and
 	// writes nothing more.
 	ErrLeaseLost = errors.New("run taken over by another attempt")
+	// ErrCancelled: a worker's write was refused because its run's owner
+	// asked to stop it (POST /v1/runs/{runId}/cancel): the worker stops
+	// the turn and ends the run cancelled.
+	ErrCancelled = errors.New("run cancelled")
+	// ErrNotCancellable: a cancel found the run queued, final, or with its
+	// answer on its way to the pod (Service.Cancel says which).
+	ErrNotCancellable = errors.New("run cannot be cancelled")
 	// ErrLeaseHeld: a dispatch found the run held by a live lease (its
 	// worker may still be running it): the dispatch fails, so that Lambda
 	// tries it again later.

@@ -19,8 +19,13 @@ import (
 const EventFlushDelay = 250 * time.Millisecond
 
 // eventWriteTimeout bounds one write of the run's own (an events flush, a
-// heartbeat).
+// heartbeat), or one look at it.
 const eventWriteTimeout = 2 * time.Second
+
+// LookAfter is how long a worker goes without touching its run (no
+// write, no read) before it reads it, to learn of a cancel within a
+// second even through a wait with nothing to write.
+const LookAfter = time.Second
 
 // EventWriter saves a running run's events alone, between the run's own
 // writes, and renews its lease through a silence. The store implements
@@ -52,6 +57,10 @@ type runWriter struct {
 	delay time.Duration
 	// save is the store's checkpoint: the run whole, with the entries.
 	save func(ctx context.Context, r *runs.Run, journal []JournalEntry) error
+	// saveAnswer is the store's record of a final answer.
+	saveAnswer func(ctx context.Context, r *runs.Run, journal []JournalEntry) error
+	// look reads the run, to learn of a cancel through a silence.
+	look func(ctx context.Context, runID string) (*runs.Run, error)
 	// lost is told once a write is refused for a newer attempt.
 	lost func(error)
 
@@ -74,15 +83,21 @@ type runWriter struct {
 	timer     *time.Timer
 	heartbeat *time.Timer
 	closed    bool
+	// touched is when the run was last written or read; looker ends the
+	// looks.
+	touched time.Time
+	looker  *time.Ticker
+	done    chan struct{}
 }
 
 // newRunWriter starts the writes of the attempt that claimed run: its
 // events after those the run has, its journal after the entries it has
 // (journal), its lease from the claim.
 func newRunWriter(ctx context.Context, run *runs.Run, journal int, w EventWriter, save func(context.Context, *runs.Run, []JournalEntry) error,
-	now func() time.Time, log *slog.Logger, lost func(error)) *runWriter {
+	look func(context.Context, string) (*runs.Run, error), now func() time.Time, log *slog.Logger, lost func(error)) *runWriter {
 	e := &runWriter{
-		runID: run.RunID, w: w, save: save, ctx: context.WithoutCancel(ctx), logf: log, now: now, delay: EventFlushDelay, lost: lost,
+		runID: run.RunID, w: w, save: save, look: look, ctx: context.WithoutCancel(ctx), logf: log, now: now, delay: EventFlushDelay, lost: lost,
+		touched: now(), done: make(chan struct{}),
 		attempt: run.Attempts, token: run.Lease.Token, started: time.UnixMilli(run.Lease.StartedMs), priorWorked: run.Lease.WorkedMs,
 		next: journal,
 	}
@@ -92,7 +107,46 @@ func newRunWriter(ctx context.Context, run *runs.Run, journal int, w EventWriter
 	e.log = runs.NewEventLog(run.Events, now, e.kick)
 	e.written = e.log.LastID()
 	e.armHeartbeat()
+	if w != nil && look != nil {
+		e.looker = time.NewTicker(LookAfter / 2)
+		go e.watch()
+	}
 	return e
+}
+
+// watch reads the run when nothing touched it for LookAfter: a cancel
+// asked for while the turn waits on the model or a code run stops it
+// within about a second.
+func (e *runWriter) watch() {
+	for {
+		select {
+		case <-e.done:
+			return
+		case <-e.looker.C:
+		}
+		e.mu.Lock()
+		if e.isClosed() || e.now().Sub(e.touched) < LookAfter {
+			e.mu.Unlock()
+			continue
+		}
+		ctx, cancel := context.WithTimeout(e.ctx, eventWriteTimeout)
+		cur, err := e.look(ctx, e.runID)
+		cancel()
+		if err == nil {
+			e.touched = e.now()
+		}
+		e.mu.Unlock()
+		switch {
+		case err != nil:
+			e.logf.WarnContext(e.ctx, "reading the run for a cancel failed", "runId", e.runID, "err", err)
+		case cur.Status.Final():
+			e.failed(e.ctx, "", ErrAlreadyFinal)
+		case cur.Attempts != e.attempt:
+			e.failed(e.ctx, "", ErrLeaseLost)
+		case cur.CancelRequestedAt != nil:
+			e.failed(e.ctx, "", ErrCancelled)
+		}
+	}
 }
 
 // Record is the engine's runs.Recorder.
@@ -168,6 +222,7 @@ func (e *runWriter) flush() {
 	default:
 		if err = e.w.SaveRunEvents(ctx, e.runID, e.attempt, e.lease(), snap); err == nil {
 			e.written = snap[len(snap)-1].ID
+			e.touched = e.now()
 			e.armHeartbeat()
 		}
 	}
@@ -197,6 +252,7 @@ func (e *runWriter) isClosed() bool {
 // e.mu is held.
 func (e *runWriter) wrote(r *runs.Run) {
 	e.entries = nil
+	e.touched = e.now()
 	if len(r.Events) > 0 {
 		e.written = r.Events[len(r.Events)-1].ID
 	}
@@ -204,16 +260,22 @@ func (e *runWriter) wrote(r *runs.Run) {
 }
 
 // failed handles a write of the run's own that failed: a refusal for a
-// newer attempt stops the attempt; anything else waits for the next
+// newer attempt stops the attempt, one for a cancel stops the turn (its
+// worker ends the run cancelled); anything else waits for the next
 // write, which carries what this one did not.
 func (e *runWriter) failed(ctx context.Context, msg string, err error) {
-	if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrAlreadyFinal) {
+	switch {
+	case errors.Is(err, ErrCancelled):
+		e.logf.InfoContext(ctx, "the run's owner asked to stop it; the turn stops", "runId", e.runID, "attempt", e.attempt)
+		e.stop()
+		e.lost(err)
+	case errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrAlreadyFinal):
 		e.logf.WarnContext(ctx, "the run was taken over or closed by another writer; this attempt stops", "runId", e.runID, "attempt", e.attempt, "err", err)
 		e.stop()
 		e.lost(err)
-		return
+	default:
+		e.logf.WarnContext(ctx, msg, "runId", e.runID, "err", err)
 	}
-	e.logf.WarnContext(ctx, msg, "runId", e.runID, "err", err)
 }
 
 // armHeartbeat (re)starts the silence after which the lease is renewed
@@ -247,6 +309,7 @@ func (e *runWriter) beat() {
 		e.failed(ctx, "renewing the run's lease failed", err)
 		return
 	}
+	e.touched = e.now()
 	e.armHeartbeat()
 }
 
@@ -279,6 +342,23 @@ func (e *runWriter) release(ctx context.Context, r *runs.Run) error {
 	return e.checkpointLocked(ctx, r)
 }
 
+// commitAnswer is the engine's record of its final answer before the
+// post: the answer and the waiting journal entries, renewing the lease,
+// in one write that does not rewrite the run whole.
+func (e *runWriter) commitAnswer(ctx context.Context, r *runs.Run) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.stamp(r)
+	if err := e.saveAnswer(ctx, r, e.entries); err != nil {
+		e.failed(ctx, "recording the final answer failed", err)
+		return err
+	}
+	e.entries, e.snap = nil, nil
+	e.touched = e.now()
+	e.armHeartbeat()
+	return nil
+}
+
 // close stops the timers for good and puts every event and the lease on
 // the final run.
 func (e *runWriter) close(r *runs.Run) {
@@ -289,10 +369,14 @@ func (e *runWriter) close(r *runs.Run) {
 	e.stamp(r)
 }
 
-// stop stops the timers for good.
+// stop stops the timers and the looks for good.
 func (e *runWriter) stop() {
 	e.timerMu.Lock()
 	defer e.timerMu.Unlock()
+	if !e.closed && e.looker != nil {
+		e.looker.Stop()
+		close(e.done)
+	}
 	e.closed = true
 	if e.timer != nil {
 		e.timer.Stop()

@@ -217,6 +217,13 @@ func endAbandoned(run *runs.Run, now time.Time) (refund bool) {
 	// included, sandbox time, searches): AddCost is the one place the
 	// total is computed.
 	run.AddCost(runs.Cost{})
+	if run.CancelRequestedAt != nil {
+		// Its owner asked to stop it, and its worker stopped first: the
+		// stop is the owner's, charged what it spent (cancel.go).
+		run.End(runs.StatusCancelled, "", "the turn was cancelled", now)
+		run.Refunded = false
+		return false
+	}
 	run.End(runs.StatusInterrupted, runs.ErrInterrupted, msg, now)
 	// An abandoned run is an infrastructure failure, ours: refunded
 	// unless a model call answered.

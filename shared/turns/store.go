@@ -41,6 +41,14 @@ type Store interface {
 	// r.Attempts holds the run (ErrLeaseLost, ErrAlreadyFinal otherwise);
 	// it renews the lease to r.Lease.
 	CheckpointRun(ctx context.Context, r *runs.Run, journal []JournalEntry) error
+	// RequestCancel marks a running run whose answer is not on its way to
+	// the pod as asked to stop; otherwise ErrNotCancellable with the run.
+	RequestCancel(ctx context.Context, runID string, at time.Time) (*runs.Run, error)
+	// SaveFinalAnswer records a running run's final answer (its
+	// FinalMessage) and lease with the journal entries appended since its
+	// last write, under the same condition as a checkpoint, without
+	// writing the run whole.
+	SaveFinalAnswer(ctx context.Context, r *runs.Run, journal []JournalEntry) error
 	// ReadJournal returns the run's journal entries in order.
 	ReadJournal(ctx context.Context, runID string) ([]JournalEntry, error)
 	// RunSandboxes lists the run's sandboxes still recorded running: the
@@ -52,6 +60,10 @@ type Store interface {
 	// charges its cost (CapChargedMicros when higher) to the day's cap in
 	// the same write; all at most once per run.
 	FinishRun(ctx context.Context, r *runs.Run, refund bool) error
+	// ListRuns reads a page of a user's runs, newest first: at most limit
+	// (1 to MaxRunsPage), after the run cursor names (a Next of an
+	// earlier page, checked by the caller; "" for the newest).
+	ListRuns(ctx context.Context, userID, cursor string, limit int) (RunPage, error)
 	// Usage returns a user's turns and cost on a UTC day, and their plan.
 	Usage(ctx context.Context, userID, day string) (Usage, error)
 }

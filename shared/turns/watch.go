@@ -2,7 +2,9 @@ package turns
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/commonly/runtime/shared/runs"
@@ -31,7 +33,22 @@ type WatchOptions struct {
 	Send func(runs.StoredEvent) error
 	// Beat keeps an idle connection open; optional.
 	Beat func() error
+	// Open is called once before anything is sent, when the stream
+	// begins: the caller may see the run, it is not already complete,
+	// and a slot under the user's cap is held. An error ends the watch
+	// with it. Optional.
+	Open func() error
 }
+
+// MaxEventID bounds the ids a reader may claim to have (Last-Event-ID):
+// the largest integer a JavaScript number holds exactly, far past any
+// run's events, so no id arithmetic overflows.
+const MaxEventID = 1<<53 - 1
+
+// ErrStreamComplete: the reader already has every event of a finished
+// run, run.finished included (it reconnected with that event's id); the
+// events route answers 204, which tells an SSE client to stop.
+var ErrStreamComplete = errors.New("the reader has every event of the finished run")
 
 // RunReader reads a run; the store implements it.
 type RunReader interface {
@@ -42,21 +59,46 @@ type RunReader interface {
 type WatcherConfig struct {
 	// Runs is required.
 	Runs RunReader
+	// Slots, when set, cap each user's open streams at StreamsPerUser
+	// (zero: DefaultStreamsPerUser).
+	Slots          StreamSlots
+	StreamsPerUser int
+	// Now is the clock of the slots; nil is time.Now. Log gets what
+	// fails after the stream began; nil is slog.Default().
+	Now func() time.Time
+	Log *slog.Logger
 }
 
 // Watcher reads runs' event streams (GET /v1/runs/{runId}/events). It
 // needs only the runs, so the function that serves the stream reads the
 // runs table and nothing else.
 type Watcher struct {
-	runs RunReader
+	runs    RunReader
+	slots   StreamSlots
+	perUser int
+	now     func() time.Time
+	log     *slog.Logger
 }
 
-// NewWatcher checks cfg.
+// NewWatcher checks cfg and fills its defaults.
 func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	if cfg.Runs == nil {
 		return nil, fmt.Errorf("turns: a watcher needs the runs")
 	}
-	return &Watcher{runs: cfg.Runs}, nil
+	if cfg.StreamsPerUser < 0 {
+		return nil, fmt.Errorf("turns: StreamsPerUser %d is negative", cfg.StreamsPerUser)
+	}
+	w := &Watcher{runs: cfg.Runs, slots: cfg.Slots, perUser: cfg.StreamsPerUser, now: cfg.Now, log: cfg.Log}
+	if w.perUser == 0 {
+		w.perUser = DefaultStreamsPerUser
+	}
+	if w.now == nil {
+		w.now = time.Now
+	}
+	if w.log == nil {
+		w.log = slog.Default()
+	}
+	return w, nil
 }
 
 // Watch sends a run's events after opts.After, in order, each once,
@@ -78,9 +120,25 @@ func (w *Watcher) Watch(ctx context.Context, c Caller, runID string, opts WatchO
 	if beat <= 0 {
 		beat = DefaultWatchHeartbeat
 	}
+	if opts.After < 0 || opts.After > MaxEventID {
+		return Invalid("Last-Event-ID", "must be an event id: an integer from 0 to %d", int64(MaxEventID))
+	}
 	r, err := w.read(ctx, c, runID)
 	if err != nil {
 		return err
+	}
+	if r.Status.Final() && opts.After == finishedID(r, opts.After) {
+		return ErrStreamComplete
+	}
+	release, err := w.holdStreamSlot(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if opts.Open != nil {
+		if err := opts.Open(); err != nil {
+			return err
+		}
 	}
 	last := opts.After
 	// The heartbeat keeps a connection open: real time, not a clock a
@@ -128,9 +186,7 @@ func (w *Watcher) read(ctx context.Context, c Caller, runID string) (*runs.Run, 
 // sendNew sends r's events after last, and run.finished when r is final.
 // It returns the last id sent and whether the stream is complete.
 func sendNew(r *runs.Run, last int64, send func(runs.StoredEvent) error) (int64, bool, error) {
-	var top int64
 	for _, e := range r.Events {
-		top = max(top, e.ID)
 		if e.ID <= last {
 			continue
 		}
@@ -142,25 +198,31 @@ func sendNew(r *runs.Run, last int64, send func(runs.StoredEvent) error) (int64,
 	if !r.Status.Final() {
 		return last, false, nil
 	}
-	id := top + 1
-	if last > id {
-		// The reader has ids past the stored ones: a close from a copy
-		// read before the worker's last events-only write (the reaper's,
-		// of an abandoned run) cut the stored events back. The end still
-		// comes, after what the reader has, so a stream never closes
-		// without it. (last == id is the reader that has run.finished.)
-		id = last + 1
-	}
-	if id > last {
+	if id := finishedID(r, last); id > last {
 		d := runs.RunFinishedOf(r)
-		at := time.Time{}
-		if r.CompletedAt != nil {
-			at = *r.CompletedAt
-		}
-		if err := send(runs.StoredEvent{ID: id, Type: runs.EventRunFinished, Data: runs.EncodeEvent(id, d, at)}); err != nil {
+		if err := send(runs.StoredEvent{ID: id, Type: runs.EventRunFinished, Data: runs.EncodeEvent(id, d, runs.FinishedAt(r))}); err != nil {
 			return last, false, err
 		}
 		last = id
 	}
 	return last, true, nil
+}
+
+// finishedID is the id of a final run's run.finished for a reader that
+// has ids up to last: the one after its stored events, or, when the
+// reader has ids past them, the one after the reader's. That happens
+// when a close from a copy read before the worker's last events-only
+// write (the reaper's, of an abandoned run) cut the stored events back:
+// the end still comes, after what the reader has, so a stream never
+// closes without it. (last == the stored events' next id is the reader
+// that has run.finished.)
+func finishedID(r *runs.Run, last int64) int64 {
+	var top int64
+	for _, e := range r.Events {
+		top = max(top, e.ID)
+	}
+	if last > top+1 {
+		return last + 1
+	}
+	return top + 1
 }

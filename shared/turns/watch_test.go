@@ -85,14 +85,21 @@ func types(evs []runs.StoredEvent) []runs.EventType {
 // type and id.
 func checkSequence(t *testing.T, evs []runs.StoredEvent) {
 	t.Helper()
+	var last time.Time
 	for i, e := range evs {
 		var d struct {
 			Type runs.EventType `json:"type"`
 			ID   int64          `json:"id"`
+			At   time.Time      `json:"at"`
 		}
 		if err := json.Unmarshal([]byte(e.Data), &d); err != nil || d.Type != e.Type || d.ID != e.ID || e.ID != int64(i+1) {
 			t.Fatalf("event %d: %+v (%v)", i, e, err)
 		}
+		// Times never go backwards in id order.
+		if d.At.Before(last) {
+			t.Fatalf("event %d (%s) at %s, before the one before it (%s)", e.ID, e.Type, d.At, last)
+		}
+		last = d.At
 	}
 }
 
@@ -148,7 +155,11 @@ func TestWatchRunOrderCompletenessAndResume(t *testing.T) {
 			}
 			for cut := range int64(len(all) + 1) {
 				rest, err := watch(t, r, user, sub.Run.RunID, cut)
-				if err != nil || len(rest) != len(all)-int(cut) || (len(rest) > 0 && !reflect.DeepEqual(rest, all[cut:])) {
+				// The reader that has run.finished is told it has it all.
+				if complete := cut == int64(len(all)); complete != errors.Is(err, turns.ErrStreamComplete) || (err != nil && !complete) {
+					t.Fatalf("resumed after %d: %v", cut, err)
+				}
+				if len(rest) != len(all)-int(cut) || (len(rest) > 0 && !reflect.DeepEqual(rest, all[cut:])) {
 					t.Fatalf("resumed after %d: %v %v", cut, types(rest), err)
 				}
 			}

@@ -18,6 +18,8 @@ export type Engine = components["schemas"]["Engine"];
 export type TurnClient = Client<paths>;
 export type RunEvent = components["schemas"]["RunEvent"];
 export type RunFinishedEvent = components["schemas"]["RunFinishedEvent"];
+export type RunSummary = components["schemas"]["RunSummary"];
+export type RunPage = components["schemas"]["RunPage"];
 
 /** Every error body the API documents: a problem (RFC 9457) or API Gateway's own message. */
 type ErrorBody =
@@ -59,7 +61,7 @@ export function turnClient(baseUrl: string, token: () => string | Promise<string
   return client;
 }
 
-const finalStatuses: readonly RunStatus[] = ["succeeded", "failed", "interrupted"];
+const finalStatuses: readonly RunStatus[] = ["succeeded", "failed", "interrupted", "cancelled"];
 
 export function isFinal(run: Pick<AgentRun, "status">): boolean {
   return finalStatuses.includes(run.status);
@@ -121,9 +123,46 @@ export async function waitForRun(client: TurnClient, runId: string, { intervalMs
   }
 }
 
+export type CancelResult = components["schemas"]["CancelResult"];
+
+/**
+ * Stops a run (the "Stop" button): a queued run is cancelled at once; a
+ * running one ends `cancelled` within about a second (watchRun sees its
+ * run.finished). `cancel` says what happened: requested, cancelled,
+ * already_final (no error), or too_late (its answer is on its way to the
+ * pod). Someone else's run is an ApiError 404 not_found.
+ */
+export async function cancelRun(client: TurnClient, runId: string): Promise<CancelResult> {
+  const { data, error, response } = await client.POST("/v1/runs/{runId}/cancel", { params: { path: { runId } } });
+  if (data === undefined) {
+    throw apiError(response, error);
+  }
+  return data;
+}
+
 /** The caller's plan, turns used against the daily ceiling and cost today. */
 export async function readUsage(client: TurnClient): Promise<Usage> {
   const { data, error, response } = await client.GET("/v1/me/usage");
+  if (data === undefined) {
+    throw apiError(response, error);
+  }
+  return data;
+}
+
+/**
+ * A page of runs, newest first: the caller's (GET /v1/me/runs) or, for the
+ * service's token, userId's (GET /v1/users/{userId}/runs). Pass the page's
+ * nextCursor as cursor for the next (older) page; it is absent after the last.
+ */
+export async function listRuns(
+  client: TurnClient,
+  { userId, limit, cursor }: { userId?: string; limit?: number; cursor?: string } = {},
+): Promise<RunPage> {
+  const query = { limit, cursor };
+  const { data, error, response } =
+    userId === undefined
+      ? await client.GET("/v1/me/runs", { params: { query } })
+      : await client.GET("/v1/users/{userId}/runs", { params: { path: { userId }, query } });
   if (data === undefined) {
     throw apiError(response, error);
   }
@@ -136,18 +175,21 @@ export async function readUsage(client: TurnClient): Promise<Usage> {
  * browser's EventSource, can send the Authorization header). Each event
  * goes to onEvent once, in order; the run.finished event, always the last,
  * is returned. A dropped connection, or a stream the server closed at its
- * time limit, is resumed with Last-Event-ID after the server's retry delay.
- * eventsBaseUrl is the stack's EventsUrl output in AWS, the API's address
- * in the local stack.
+ * time limit, is resumed with Last-Event-ID after the server's retry delay;
+ * so is a 429 too_many_streams (the user has as many streams open as
+ * allowed), after its Retry-After. A watch resumed from a stored
+ * lastEventId (a page reloaded) that already had run.finished gets the
+ * server's 204: the end, returned as null. eventsBaseUrl is the stack's
+ * EventsUrl output in AWS, the API's address in the local stack.
  */
 export async function watchRun(
   eventsBaseUrl: string,
   token: () => string | Promise<string>,
   runId: string,
   onEvent: (event: RunEvent) => void,
-  { maxReconnects = 20, signal }: { maxReconnects?: number; signal?: AbortSignal } = {},
-): Promise<RunFinishedEvent> {
-  let lastId = "";
+  { maxReconnects = 20, signal, lastEventId = "" }: { maxReconnects?: number; signal?: AbortSignal; lastEventId?: string } = {},
+): Promise<RunFinishedEvent | null> {
+  let lastId = lastEventId;
   let retryMs = 1000;
   for (let attempt = 0; ; attempt++) {
     let finished: RunFinishedEvent | undefined;
@@ -157,8 +199,15 @@ export async function watchRun(
         headers["Last-Event-ID"] = lastId;
       }
       const response = await fetch(`${eventsBaseUrl}/v1/runs/${encodeURIComponent(runId)}/events`, { headers, signal });
+      if (response.status === 204) {
+        return null; // the client has every event, run.finished included
+      }
       if (!response.ok || response.body === null) {
         const err = apiError(response, (await response.json().catch(() => undefined)) as ErrorBody | undefined);
+        if (response.status === 429 && err.retryAfterSeconds !== undefined) {
+          retryMs = err.retryAfterSeconds * 1000; // too_many_streams: wait for a place
+          throw Object.assign(err, { retry: true });
+        }
         if (response.status < 500) {
           throw err; // not_found, unauthenticated: resuming cannot help
         }
@@ -221,8 +270,13 @@ export async function example(baseUrl: string, token: string): Promise<string> {
     const seen: string[] = [];
     const finished = await watchRun(baseUrl, () => token, run.runId, (e) => seen.push(`${e.id} ${e.type}`));
     const usage = await readUsage(client);
+    const { runs } = await listRuns(client, { limit: 1 });
+    if (runs[0]?.runId !== run.runId) {
+      throw new Error(`the newest run listed is ${runs[0]?.runId}, not ${run.runId}`);
+    }
     const outcome = run.status === "succeeded" ? (run.finalMessage ?? "") : `${run.status}: ${run.errorKind ?? "unknown"}`;
-    return `${outcome}\nevents: ${seen.join(", ")} (${finished.status}, ${finished.costMicros} µ$)\n${usage.turnsUsed}/${usage.turnsLimit} turns today ($${usage.costUSD.toFixed(4)}), resets ${usage.resetsAt}`;
+    const end = finished === null ? "had it all" : `${finished.status}, ${finished.costMicros} µ$`;
+    return `${outcome}\nevents: ${seen.join(", ")} (${end})\n${usage.turnsUsed}/${usage.turnsLimit} turns today ($${usage.costUSD.toFixed(4)}), resets ${usage.resetsAt}`;
   } catch (err) {
     if (err instanceof ApiError && err.body && "type" in err.body && err.body.type === `${problemBase}turn_ceiling_reached`) {
       return `Daily limit of ${err.body.limit} turns reached; try again after ${err.body.resetsAt}.`;

@@ -15,6 +15,10 @@
 // benchdriver -tracing-cost). With -export-before-response too, each
 // request exports before it answers instead, as a function without the
 // extension does.
+// With -shapes the native engine also offers the context tool of the
+// turn shapes (bench/internal/shapes), and each -env KEY=VALUE adds to
+// the turn function's environment (the stand-ins' URLs and keys): the
+// turns users send, for make memsize (bench/cmd/turnshapes).
 // With -floor N it serves the benchmark's floor instead of the turn
 // function (bench/internal/floor): each API request makes the script's
 // model calls and N DynamoDB calls with a bare HTTP client, nothing else.
@@ -35,18 +39,22 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/commonly/runtime/bench/internal/floor"
 	"github.com/commonly/runtime/bench/internal/procstat"
 	"github.com/commonly/runtime/bench/internal/script"
+	"github.com/commonly/runtime/bench/internal/shapes"
 	"github.com/commonly/runtime/bench/internal/turnstack"
+	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/gomaxprocs"
 	"github.com/commonly/runtime/shared/tracing"
@@ -71,6 +79,9 @@ func run() error {
 	otlpURL := flag.String("otlp", "", "trace every turn and export its spans to this OTLP/HTTP traces URL after each response, the next request starting once they are out (the traces extension in Lambda)")
 	exportBefore := flag.Bool("export-before-response", false, "with -otlp, export each request's spans before it answers (a function without the traces extension)")
 	ratio := flag.Float64("trace-ratio", 1, "with -otlp, the share of turns that did not fail whose spans are exported (TRACES_SAMPLE_RATIO; the stack's default is 0.05)")
+	withShapes := flag.Bool("shapes", false, "offer the turn shapes' context tool too (bench/internal/shapes)")
+	env := envFlag{}
+	flag.Var(env, "env", "KEY=VALUE added to the turn function's environment (repeatable)")
 	flag.Parse()
 	if *llmURL == "" {
 		return errors.New("-llm is required")
@@ -132,11 +143,20 @@ func run() error {
 		// The local stack's turn function on the driver's DynamoDB and
 		// scripted model, its spans flushed after each response as the
 		// function's main wires it (tracing.WithFlush).
+		// With -shapes, the turn shapes' context tool is offered too.
+		vars := map[string]string{"LLM_BASE_URL": *llmURL}
+		maps.Copy(vars, env)
+		opts := turnstack.Options()
+		if *withShapes {
+			opts = append(opts, app.WithTools(shapes.ContextTool{}))
+		}
 		st, err := localstack.Start(ctx, localstack.Config{
-			Env: turnstack.Env(map[string]string{"LLM_BASE_URL": *llmURL}), Functions: []localstack.Function{localstack.Turn},
-			DynamoDBURL: *dynamoURL, TurnOptions: turnstack.Options(), Count: true, Log: log, Tracing: tp,
+			Env: turnstack.Env(vars), Functions: []localstack.Function{localstack.Turn},
+			DynamoDBURL: *dynamoURL, TurnOptions: opts, Count: true, Log: log, Tracing: tp,
 			JWTSecret: []byte(turnstack.Secret),
-			Serve:     func(gw http.Handler) http.Handler { return tracing.WithFlushHTTP(tp, log, gw) },
+			Serve: func(_ *localstack.Stack, gw http.Handler) (http.Handler, error) {
+				return tracing.WithFlushHTTP(tp, log, gw), nil
+			},
 		})
 		if err != nil {
 			return err
@@ -183,4 +203,18 @@ func otlpOf(url string) *tracing.OTLP {
 		return nil
 	}
 	return &tracing.OTLP{Endpoint: url}
+}
+
+// envFlag collects -env KEY=VALUE.
+type envFlag map[string]string
+
+func (e envFlag) String() string { return fmt.Sprint(map[string]string(e)) }
+
+func (e envFlag) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q is not KEY=VALUE", v)
+	}
+	e[k] = val
+	return nil
 }

@@ -3,7 +3,8 @@
 // the same model calls (to the same scripted server, which answers them
 // the same way) and the same number of DynamoDB calls (a GetItem each, to
 // the same embedded DynamoDB) as our turn, with a bare net/http client:
-// no SDK, no signing, no JSON beyond fixed bodies, no turn logic.
+// no SDK, no signing (a fixed header), no JSON beyond fixed bodies, no
+// turn logic.
 //
 // Run in a process of its own like the turn process, its CPU per request
 // is what the transport alone costs on the machine, below which no turn
@@ -20,6 +21,11 @@ import (
 
 	"github.com/commonly/runtime/bench/internal/script"
 )
+
+// fixedAuthorization is a SigV4 header of the right shape: the embedded
+// DynamoDB refuses a request without one, as DynamoDB does, but checks no
+// signature, and computing one is the SDK's cost, not the transport's.
+const fixedAuthorization = "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=0"
 
 // Handler serves the floor's API: every request makes ModelCalls calls to
 // LLM and DynamoCalls calls to Dynamo, then answers 200 with a small body.
@@ -72,6 +78,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for i := range h.DynamoCalls {
 		if err := h.post(r.Context(), h.Dynamo, h.dynamoBody, map[string]string{
 			"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "DynamoDB_20120810.GetItem",
+			"Authorization": fixedAuthorization,
 		}); err != nil {
 			http.Error(w, fmt.Sprintf("DynamoDB call %d: %v", i+1, err), http.StatusBadGateway)
 			return

@@ -17,15 +17,16 @@ type Deps struct {
 	Log      *slog.Logger
 }
 
-// Build wires the store, the watcher and the handler.
+// Build wires the store, the watcher (its stream slots in the state
+// table) and the handler.
 func Build(cfg Config, d Deps) (*handler.Handler, error) {
 	st, err := store.New(store.Config{DB: d.Dynamo, Tables: cfg.Tables})
 	if err != nil {
 		return nil, err
 	}
-	w, err := turns.NewWatcher(turns.WatcherConfig{Runs: st})
+	w, err := turns.NewWatcher(turns.WatcherConfig{Runs: st, Slots: st, StreamsPerUser: cfg.StreamsPerUser, Log: d.Log})
 	if err != nil {
 		return nil, err
 	}
-	return handler.New(handler.Config{Watcher: w, Verifier: d.Verifier, MaxStream: cfg.StreamMax, Log: d.Log})
+	return handler.New(handler.Config{Watcher: w, Verifier: d.Verifier, MaxStream: cfg.StreamMax, Poll: cfg.Poll, Log: d.Log})
 }

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/commonly/runtime/functions/events/handler"
 	"github.com/commonly/runtime/shared/httpwire"
 	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/turns"
 )
 
 // MaxStream bounds STREAM_MAX: a function URL's invocation lasts at most
@@ -30,10 +32,21 @@ type Config struct {
 	JWTAudience []string
 	// StreamMax is STREAM_MAX: a duration or seconds, default 14 min.
 	StreamMax time.Duration
+	// StreamsPerUser is STREAMS_PER_USER: how many streams a user may
+	// hold open at once, default turns.DefaultStreamsPerUser, at most
+	// MaxStreamsPerUser (each is a slot item of the user's, read per open).
+	StreamsPerUser int
+	// Poll is how often a watch reads the run; zero is the watcher's
+	// default, the deployment's (LoadConfig leaves it: the benchmark of
+	// how late is live, bench/cmd/livebench, sets it).
+	Poll time.Duration
 }
 
+// MaxStreamsPerUser bounds STREAMS_PER_USER.
+const MaxStreamsPerUser = 50
+
 // Variables are every variable LoadConfig reads.
-var Variables = []string{"STATE_TABLE", "RUNS_TABLE", "JWT_ISSUER", "JWT_AUDIENCE", "STREAM_MAX"}
+var Variables = []string{"STATE_TABLE", "RUNS_TABLE", "JWT_ISSUER", "JWT_AUDIENCE", "STREAM_MAX", "STREAMS_PER_USER"}
 
 // LoadConfig reads the configuration and reports every problem at once,
 // in a fixed order.
@@ -65,6 +78,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	var err error
 	if c.StreamMax, err = httpwire.ParseTimeout("STREAM_MAX", get("STREAM_MAX"), handler.DefaultMaxStream, MaxStream); err != nil {
 		errs = append(errs, err)
+	}
+	c.StreamsPerUser = turns.DefaultStreamsPerUser
+	if v := get("STREAMS_PER_USER"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxStreamsPerUser {
+			errs = append(errs, fmt.Errorf("STREAMS_PER_USER: %q is not a whole number from 1 to %d", v, MaxStreamsPerUser))
+		}
+		c.StreamsPerUser = n
 	}
 	return c, errors.Join(errs...)
 }

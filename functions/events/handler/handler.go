@@ -7,16 +7,17 @@ package handler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/commonly/runtime/functions/internal/problem"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -99,24 +100,33 @@ func RunID(path string) (string, bool) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	runID, ok := RunID(r.URL.Path)
 	if !ok {
-		writeProblem(w, http.StatusNotFound, "not_found", "Not found", "no such route")
+		problem.RouteNotFound("no route matches " + r.URL.Path).Write(w)
 		return
 	}
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
-		writeProblem(w, http.StatusMethodNotAllowed, "method_not_allowed", "Method not allowed", "the events of a run are read with GET")
+		problem.MethodNotAllowed("the events of a run are read with GET").Write(w)
 		return
 	}
-	var caller turns.Caller
-	if claims, err := h.cfg.Verifier.Verify(r.Context(), r.Header.Get("Authorization")); err == nil {
-		caller = turns.CallerFromClaims(claims)
-	} else if r.Header.Get("Authorization") != "" {
-		h.cfg.Log.InfoContext(r.Context(), "rejected token", "reason", err.Error())
+	opened := false
+	defer func() {
+		if p := recover(); p != nil {
+			h.cfg.Log.ErrorContext(r.Context(), "events handler panicked", "runId", runID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if !opened {
+				problem.For(errors.New("panic")).Write(w)
+			}
+		}
+	}()
+	// Who asks comes first: without a valid token nothing else is looked
+	// at, a malformed Last-Event-ID included.
+	caller, err := h.caller(r)
+	if err != nil {
+		problem.For(err).Write(w)
+		return
 	}
 	after, err := lastEventID(r)
 	if err != nil {
-		p := problemFor(err)
-		writeProblem(w, p.status, p.slug, p.title, p.detail)
+		problem.For(err).Write(w)
 		return
 	}
 
@@ -126,6 +136,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sent, started := 0, time.Now()
 	err = h.cfg.Watcher.Watch(ctx, caller, runID, turns.WatchOptions{
 		After: after, Poll: h.cfg.Poll, Heartbeat: h.cfg.Heartbeat,
+		Open: func() error { opened = true; return sse.open() },
 		Send: func(e runs.StoredEvent) error { sent++; return sse.event(e) },
 		Beat: sse.comment,
 	})
@@ -133,19 +144,52 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err == nil:
 		h.cfg.Log.InfoContext(r.Context(), "run events sent", attrs...)
+	case r.Context().Err() != nil:
+		// The client left (or the invocation ended): nobody to answer.
+		h.cfg.Log.InfoContext(r.Context(), "run events stream left by the client", attrs...)
+	case errors.Is(err, turns.ErrStreamComplete):
+		// The client has run.finished: 204 tells an SSE client to stop.
+		h.cfg.Log.InfoContext(r.Context(), "run events complete already", attrs...)
+		w.WriteHeader(http.StatusNoContent)
 	case !sse.opened:
 		// Nothing sent yet: an answer of its own.
-		p := problemFor(err)
-		if p.status >= 500 {
+		if errors.Is(err, errStreamDeadline) {
+			err = turns.ErrUnavailable
+		}
+		p := problem.For(err)
+		if p.Status >= 500 {
 			h.cfg.Log.ErrorContext(r.Context(), "run events failed", append(attrs, "err", err)...)
 		}
-		writeProblem(w, p.status, p.slug, p.title, p.detail)
+		p.Write(w)
 	case errors.Is(err, errStreamDeadline):
 		// The function's time is up: the client resumes with the last id.
 		h.cfg.Log.InfoContext(r.Context(), "run events stream closed at its deadline", attrs...)
 	default:
 		h.cfg.Log.InfoContext(r.Context(), "run events stream ended", append(attrs, "reason", err.Error())...)
 	}
+}
+
+// caller is who the request's token names. A request without one is
+// turns.ErrUnauthenticated; a refused token the verifier's error (an
+// invalid or expired token, or a malformed subject), logged with why.
+func (h *Handler) caller(r *http.Request) (turns.Caller, error) {
+	auth := r.Header.Get("Authorization")
+	if auth == "" {
+		return turns.Caller{}, turns.ErrUnauthenticated
+	}
+	claims, err := h.cfg.Verifier.Verify(r.Context(), auth)
+	if err != nil {
+		h.cfg.Log.InfoContext(r.Context(), "rejected token", "reason", err.Error())
+		if !errors.Is(err, turns.ErrInvalidToken) && !errors.Is(err, turns.ErrMalformedIdentity) {
+			err = fmt.Errorf("%w: %w", turns.ErrInvalidToken, err)
+		}
+		return turns.Caller{}, err
+	}
+	c := turns.CallerFromClaims(claims)
+	if c.ID == "" {
+		return turns.Caller{}, turns.ErrUnauthenticated
+	}
+	return c, nil
 }
 
 // errStreamDeadline ends a stream whose time is up.
@@ -172,8 +216,8 @@ func lastEventID(r *http.Request) (int64, error) {
 		return 0, nil
 	}
 	id, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || id < 0 {
-		return 0, turns.Invalid("Last-Event-ID", "must be an event id: a non-negative integer")
+	if err != nil || id < 0 || id > turns.MaxEventID {
+		return 0, turns.Invalid("Last-Event-ID", "must be an event id: an integer from 0 to %d", int64(turns.MaxEventID))
 	}
 	return id, nil
 }
@@ -186,9 +230,12 @@ type writer struct {
 	opened bool
 }
 
-func (s *writer) open() {
+// open sends the headers, the reconnection delay and a first comment at
+// once, so a client (and any proxy) sees the stream begin before the
+// first event.
+func (s *writer) open() error {
 	if s.opened {
-		return
+		return nil
 	}
 	s.opened = true
 	h := s.w.Header()
@@ -196,13 +243,17 @@ func (s *writer) open() {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	s.w.WriteHeader(http.StatusOK)
-	_, _ = fmt.Fprintf(s.w, "retry: %d\n\n", RetryMillis)
+	_, err := fmt.Fprintf(s.w, "retry: %d\n: open\n\n", RetryMillis)
+	s.flush()
+	return err
 }
 
 // event writes one event: its id, its type and its data, one JSON object
 // on one line (encoding/json escapes line breaks inside strings).
 func (s *writer) event(e runs.StoredEvent) error {
-	s.open()
+	if err := s.open(); err != nil {
+		return err
+	}
 	_, err := io.WriteString(s.w, "id: "+strconv.FormatInt(e.ID, 10)+"\nevent: "+string(e.Type)+"\ndata: "+e.Data+"\n\n")
 	s.flush()
 	return err
@@ -210,7 +261,9 @@ func (s *writer) event(e runs.StoredEvent) error {
 
 // comment is the heartbeat: a comment line every client ignores.
 func (s *writer) comment() error {
-	s.open()
+	if err := s.open(); err != nil {
+		return err
+	}
 	_, err := io.WriteString(s.w, ": ping\n\n")
 	s.flush()
 	return err
@@ -220,40 +273,4 @@ func (s *writer) flush() {
 	if f, ok := s.w.(http.Flusher); ok {
 		f.Flush()
 	}
-}
-
-// problemBody is the API's problem shape (application/problem+json).
-type problemBody struct {
-	status              int
-	slug, title, detail string
-}
-
-// ProblemTypeBase prefixes every problem type, as on the API.
-const ProblemTypeBase = "https://commonly.dev/problems/"
-
-func problemFor(err error) problemBody {
-	var inv *turns.InvalidError
-	switch {
-	case errors.As(err, &inv):
-		return problemBody{http.StatusBadRequest, "invalid_field", "A field of the request is invalid", inv.Field + " " + inv.Reason}
-	case errors.Is(err, turns.ErrUnauthenticated):
-		return problemBody{http.StatusUnauthorized, "unauthenticated", "No identity", "the request carries no authenticated identity"}
-	case errors.Is(err, turns.ErrMalformedIdentity):
-		return problemBody{http.StatusUnauthorized, "malformed_identity", "Malformed identity", "the token's subject is not a valid user id"}
-	case errors.Is(err, turns.ErrNotFound):
-		return problemBody{http.StatusNotFound, "not_found", "Not found", "no such install or run"}
-	case errors.Is(err, turns.ErrUnavailable), errors.Is(err, errStreamDeadline):
-		return problemBody{http.StatusServiceUnavailable, "unavailable", "Temporarily unavailable", "a dependency is unavailable; retry later"}
-	}
-	return problemBody{http.StatusInternalServerError, "internal", "Internal error", "the request could not be completed"}
-}
-
-func writeProblem(w http.ResponseWriter, status int, slug, title, detail string) {
-	body, _ := json.Marshal(map[string]any{"type": ProblemTypeBase + slug, "title": title, "status": status, "detail": detail})
-	w.Header().Set("Content-Type", "application/problem+json")
-	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "5")
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
 }

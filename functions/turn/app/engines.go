@@ -111,9 +111,10 @@ func newNativeEngine(cfg Config, d Deps, o options, st *store.Dynamo, prices *pr
 		Model: model, Pricer: prices, Poster: poster, ModelName: modelName,
 		Limits:         agent.Limits{MaxCost: cfg.TurnMaxUSD},
 		SearchProvider: cfg.SearchProvider, SandboxProvider: provider.Name(),
-		// LiteLLM streams the answer, for the run's text.delta events; the
-		// in-process offline model answers whole.
-		Stream: cfg.LLMMode == LLMLive,
+		// The answer is streamed, for the run's text.delta events: by
+		// LiteLLM, and by the in-process offline model (paced, so that
+		// `make run` shows the deltas too).
+		Stream: true,
 		Now:    d.Now, Logger: d.Log,
 	}); err != nil {
 		return nil, err

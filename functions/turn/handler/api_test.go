@@ -90,7 +90,7 @@ func checkProblem(t *testing.T, resp events.APIGatewayV2HTTPResponse, status int
 
 func TestStoreDownFailsClosedWithoutLeakingInternals(t *testing.T) {
 	e := newEnv(t, envOpts{storeWrap: func(s turns.Store) turns.Store { return brokenStore{s} }})
-	for _, ev := range []events.APIGatewayV2HTTPRequest{event(t, "submit-turn.json"), event(t, "usage.json")} {
+	for _, ev := range []events.APIGatewayV2HTTPRequest{event(t, "submit-turn.json"), event(t, "usage.json"), event(t, "my-runs.json")} {
 		resp := e.do(t, ev)
 		checkProblem(t, resp, 503, "unavailable")
 		if strings.Contains(resp.Body, "10.0.0.1") || strings.Contains(resp.Body, "internal detail") {

@@ -114,8 +114,11 @@ var routeEvents = map[string]string{
 	"PUT /v1/users/{userId}/plan":             "set-plan.json",
 	"POST /v1/installs/{installId}/turns":     "submit-turn.json",
 	"GET /v1/runs/{runId}":                    "get-run.json",
+	"POST /v1/runs/{runId}/cancel":            "cancel-run.json",
 	"GET /v1/me/usage":                        "usage.json",
 	"GET /v1/users/{userId}/usage":            "user-usage.json",
+	"GET /v1/me/runs":                         "my-runs.json",
+	"GET /v1/users/{userId}/runs":             "user-runs.json",
 	"GET /v1/openapi.json":                    "get-openapi.json",
 }
 

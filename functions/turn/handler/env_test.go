@@ -317,6 +317,7 @@ func (brokenStore) Admit(context.Context, turns.Admission) (turns.AdmitResult, e
 func (brokenStore) Usage(context.Context, string, string) (turns.Usage, error) {
 	return turns.Usage{}, errBroken
 }
+func (brokenStore) GetRun(context.Context, string) (*runs.Run, error) { return nil, errBroken }
 
 func (f *fakeLambda) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func(*lambda.Options)) (*lambda.InvokeOutput, error) {
 	f.mu.Lock()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/commonly/runtime/functions/internal/problem"
 	"github.com/commonly/runtime/shared/dispatch"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/tablekeys"
@@ -107,7 +108,7 @@ func (h *Handler) HandleHTTP(ctx context.Context, req events.APIGatewayV2HTTPReq
 	// A subject that breaks the id rule names no user: it could forge a
 	// key ("u1#LEDGER") or mislead a log. It is refused below on every
 	// route that needs an identity, and never logged as a user id.
-	malformed := caller.ID != "" && !tablekeys.ValidID(caller.ID)
+	malformed := caller.ID != "" && (!tablekeys.ValidID(caller.ID) || rawSubjectMalformed(&req))
 	if malformed {
 		caller = turns.Caller{}
 	}
@@ -128,9 +129,9 @@ func (h *Handler) HandleHTTP(ctx context.Context, req events.APIGatewayV2HTTPReq
 		routeKey, params, ok, known = MatchRoute(req.RequestContext.HTTP.Method, req.RawPath)
 		if !ok {
 			if known {
-				return problemResponse(problem(http.StatusMethodNotAllowed, "method_not_allowed", "Method not allowed", "this path does not accept "+req.RequestContext.HTTP.Method))
+				return problemResponse(problem.MethodNotAllowed("this path does not accept " + req.RequestContext.HTTP.Method))
 			}
-			return problemResponse(problem(http.StatusNotFound, "route_not_found", "No such route", "no route matches "+req.RawPath))
+			return problemResponse(problem.RouteNotFound("no route matches " + req.RawPath))
 		}
 	}
 	rt, ok := lookupRoute(routeKey)
@@ -142,7 +143,7 @@ func (h *Handler) HandleHTTP(ctx context.Context, req events.APIGatewayV2HTTPReq
 		return problemResponse(problemFor(turns.ErrUnauthenticated))
 	}
 	if !ok {
-		return problemResponse(problem(http.StatusNotFound, "route_not_found", "No such route", "no route "+routeKey))
+		return problemResponse(problem.RouteNotFound("no route " + routeKey))
 	}
 	if rt.access == service && !caller.Service {
 		return problemResponse(problemFor(turns.ErrForbidden))
@@ -279,6 +280,28 @@ func (h *Handler) getRun(r *request) (events.APIGatewayV2HTTPResponse, error) {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	return jsonResponse(http.StatusOK, run, nil), nil
+}
+
+// cancelView is what POST /v1/runs/{runId}/cancel answers.
+type cancelView struct {
+	RunID  string              `json:"runId"`
+	Status runs.Status         `json:"status"`
+	Cancel turns.CancelOutcome `json:"cancel"`
+}
+
+// cancelRun asks a run to stop: 202 while its worker stops it, 200 when
+// it is over (cancelled now, or it had ended, or its answer is on its way
+// to the pod: the body says which).
+func (h *Handler) cancelRun(r *request) (events.APIGatewayV2HTTPResponse, error) {
+	c, err := h.svc.Cancel(r.ctx, r.caller, r.params["runId"])
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	status := http.StatusOK
+	if c.Outcome == turns.CancelRequested {
+		status = http.StatusAccepted
+	}
+	return jsonResponse(status, cancelView{RunID: c.Run.RunID, Status: c.Run.Status, Cancel: c.Outcome}, nil), nil
 }
 
 func (h *Handler) usage(r *request) (events.APIGatewayV2HTTPResponse, error) {

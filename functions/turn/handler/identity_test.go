@@ -1,6 +1,7 @@
 package handler_test
 
 import (
+	"encoding/base64"
 	"slices"
 	"strings"
 	"testing"
@@ -48,6 +49,39 @@ func TestAValidSubjectIsStillAccepted(t *testing.T) {
 	for _, sub := range []string{"user-1", "ünïcode", "a.b", "with space"} {
 		if r := e.do(t, asUser(t, event(t, "usage.json"), sub)); r.StatusCode != 200 {
 			t.Errorf("sub %q: %d %s", sub, r.StatusCode, r.Body)
+		}
+	}
+}
+
+// TestSubjectNotUTF8IsRefusedFromTheRawToken: API Gateway passes claims
+// decoded already, where "u\xff1" and "u\xfe1" both read "u\uFFFD1". The
+// handler reads the verified token's payload from the Authorization
+// header as it was sent and refuses such a subject, so two subjects can
+// never become one user; the same user's well-formed token is served.
+func TestSubjectNotUTF8IsRefusedFromTheRawToken(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	token := func(payload string) string {
+		return "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0." + base64.RawURLEncoding.EncodeToString([]byte(payload)) + ".c2ln"
+	}
+	for _, c := range []struct {
+		raw, auth string
+		status    int
+	}{
+		{"{\"sub\":\"u\xff1\"}", "Bearer ", 401},
+		{"{\"sub\":\"u\xfe1\"}", "", 401}, // the identity source may be the token alone
+		{`{"sub":"u\udcff1"}`, "Bearer ", 401},
+		{`{"sub":"u\ufffd1"}`, "Bearer ", 200}, // U+FFFD itself, faithfully sent
+	} {
+		ev := asUser(t, event(t, "usage.json"), "u\uFFFD1")
+		ev.Headers["authorization"] = c.auth + token(c.raw)
+		resp := e.do(t, ev)
+		if c.status == 401 {
+			checkProblem(t, resp, 401, "malformed_identity")
+			if !strings.Contains(resp.Headers["WWW-Authenticate"], `error="invalid_token"`) {
+				t.Errorf("%q: WWW-Authenticate %q", c.raw, resp.Headers["WWW-Authenticate"])
+			}
+		} else if resp.StatusCode != c.status {
+			t.Errorf("%q: %d %s", c.raw, resp.StatusCode, resp.Body)
 		}
 	}
 }

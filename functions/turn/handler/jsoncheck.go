@@ -8,8 +8,8 @@ import (
 	"io"
 	"reflect"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/commonly/runtime/shared/jsonraw"
 	"github.com/commonly/runtime/shared/textcap"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -63,7 +63,7 @@ func (w *jsonWalk) value(t reflect.Type, field string) error {
 	case json.Delim('['):
 		return w.array(t, field)
 	}
-	if _, ok := tok.(string); ok && !validJSONText(w.raw[start:w.dec.InputOffset()]) {
+	if _, ok := tok.(string); ok && !jsonraw.FaithfulString(w.raw[start:w.dec.InputOffset()]) {
 		return notUTF8(field)
 	}
 	return nil
@@ -84,7 +84,7 @@ func (w *jsonWalk) object(t reflect.Type, field string) error {
 			return jsonSyntax(err)
 		}
 		name, _ := tok.(string) // an object's tokens alternate name, value
-		if !validJSONText(w.raw[start:w.dec.InputOffset()]) {
+		if !jsonraw.FaithfulString(w.raw[start:w.dec.InputOffset()]) {
 			return notUTF8(orBody(field))
 		}
 		path := clipName(name)
@@ -164,57 +164,6 @@ func jsonFields(t reflect.Type, into map[string]reflect.Type) map[string]reflect
 		into[name] = f.Type
 	}
 	return into
-}
-
-// validJSONText reports whether a string token's raw bytes are valid
-// UTF-8 and escape no unpaired surrogate (a "\ud83d" alone, or a low one
-// first); a pair of escapes making one character is fine.
-func validJSONText(seg []byte) bool {
-	if !utf8.Valid(seg) {
-		return false
-	}
-	for i := 0; i < len(seg); i++ {
-		if seg[i] != '\\' {
-			continue
-		}
-		r := escapedUnit(seg, i)
-		switch {
-		case r < 0: // another escape: skip the escaped character
-			i++
-		case r >= 0xD800 && r < 0xDC00:
-			if lo := escapedUnit(seg, i+6); lo < 0xDC00 || lo > 0xDFFF {
-				return false
-			}
-			i += 11
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return false
-		default:
-			i += 5
-		}
-	}
-	return true
-}
-
-// escapedUnit is the UTF-16 code unit of the \uXXXX escape at seg[i:],
-// or -1 when there is none.
-func escapedUnit(seg []byte, i int) rune {
-	if i+6 > len(seg) || seg[i] != '\\' || seg[i+1] != 'u' {
-		return -1
-	}
-	var r rune
-	for _, c := range seg[i+2 : i+6] {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return -1
-		}
-	}
-	return r
 }
 
 // jsonSyntax words a tokenizer error.

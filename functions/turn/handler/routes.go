@@ -35,8 +35,11 @@ var routeTable = []route{
 	{"PUT /v1/users/{userId}/plan", service, (*Handler).setPlan},
 	{"POST /v1/installs/{installId}/turns", callers, (*Handler).submitTurn},
 	{"GET /v1/runs/{runId}", callers, (*Handler).getRun},
+	{"POST /v1/runs/{runId}/cancel", callers, (*Handler).cancelRun},
 	{"GET /v1/me/usage", callers, (*Handler).usage},
 	{"GET /v1/users/{userId}/usage", service, (*Handler).userUsage},
+	{"GET /v1/me/runs", callers, (*Handler).myRuns},
+	{"GET /v1/users/{userId}/runs", service, (*Handler).userRuns},
 	{"GET " + api.Path, public, (*Handler).openAPIDocument},
 }
 

@@ -161,7 +161,7 @@ func (g *Gateway) event(r *http.Request, body []byte) events.APIGatewayV2HTTPReq
 	}
 	// Like the JWT authorizer: claims of a valid token only. A request
 	// without one reaches the function with no identity, which answers 401.
-	if claims, err := VerifyToken(g.Secret, r.Header.Get("Authorization"), now); err == nil {
+	if claims, err := verifyClaims(g.Secret, r.Header.Get("Authorization"), now); err == nil {
 		ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
 			JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: claims, Scopes: strings.Fields(claims["scope"])},
 		}

@@ -2,6 +2,8 @@ package apigatewaylocal
 
 import (
 	"context"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -40,6 +42,46 @@ func TestVerifyToken(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+	// Why, in turns' terms; the token alone is taken, as the authorizer
+	// takes it.
+	if _, err := VerifyToken(secret, "Bearer "+expired, now); !errors.Is(err, turns.ErrTokenExpired) {
+		t.Errorf("expired: %v", err)
+	}
+	if _, err := VerifyToken(secret, "", now); !errors.Is(err, turns.ErrUnauthenticated) {
+		t.Errorf("no token: %v", err)
+	}
+	if _, err := VerifyToken(secret, good, now); err != nil {
+		t.Errorf("the token alone: %v", err)
+	}
+	// An access token's shape: client_id and no aud; a wrong aud is not
+	// saved by a right client_id.
+	access, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "u", "iss": Issuer, "client_id": Audience, "exp": now.Add(time.Hour).Unix()}).SignedString(secret)
+	wrongAud, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "u", "iss": Issuer, "aud": "other", "client_id": Audience, "exp": now.Add(time.Hour).Unix()}).SignedString(secret)
+	if c, err := VerifyToken(secret, "Bearer "+access, now); err != nil || c["sub"] != "u" {
+		t.Errorf("an access token: %v %v", c, err)
+	}
+	if _, err := VerifyToken(secret, "Bearer "+wrongAud, now); !errors.Is(err, turns.ErrInvalidToken) {
+		t.Errorf("a wrong aud beside a right client_id: %v", err)
+	}
+	// A sub that is not UTF-8 is refused from the raw token, before the
+	// claims' decoding makes it U+FFFD.
+	for _, sub := range []string{"u\xff1", "u\xfe1"} {
+		bad := hs256(t, `{"sub":"`+sub+`","iss":"`+Issuer+`","aud":"`+Audience+`","exp":`+fmt.Sprint(now.Add(time.Hour).Unix())+`}`)
+		if _, err := VerifyToken(secret, "Bearer "+bad, now); !errors.Is(err, turns.ErrMalformedIdentity) {
+			t.Errorf("sub %q: %v", sub, err)
+		}
+	}
+}
+
+// hs256 signs a payload's bytes as they are with the test secret.
+func hs256(t *testing.T, payload string) string {
+	t.Helper()
+	head := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + base64.RawURLEncoding.EncodeToString([]byte(payload))
+	sig, err := jwt.SigningMethodHS256.Sign(head, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return head + "." + base64.RawURLEncoding.EncodeToString(sig)
 }
 
 func TestGatewayBuildsAPIGatewayEvents(t *testing.T) {

@@ -3,12 +3,14 @@ package apigatewaylocal
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/commonly/runtime/functions/turn/handler"
+	"github.com/commonly/runtime/shared/turns"
 )
 
 // Issuer and Audience of local tokens; the verifier requires both, as the
@@ -40,25 +42,58 @@ func MintServiceToken(secret []byte, sub string, now time.Time) (string, error) 
 	return MintToken(secret, sub, []string{handler.ServiceScope}, 24*time.Hour, now)
 }
 
-// VerifyToken checks an "Authorization: Bearer" header and returns the
-// claims flattened to strings, as API Gateway passes them to the function.
+// VerifyToken checks an Authorization header (the token alone or after
+// "Bearer ", as the authorizer takes it) and returns the claims flattened
+// to strings, as API Gateway passes them to the function; then the raw
+// subject, as the events function's verifier does (the local stack's
+// events route uses this one). Errors are turns' token errors.
 func VerifyToken(secret []byte, authorization string, now time.Time) (map[string]string, error) {
-	raw, ok := strings.CutPrefix(authorization, "Bearer ")
-	if !ok || raw == "" {
-		return nil, errors.New("no bearer token")
+	claims, err := verifyClaims(secret, authorization, now)
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := strings.CutPrefix(authorization, "Bearer ")
+	if err := turns.CheckTokenSubject(raw); err != nil {
+		return nil, err
+	}
+	return claims, nil
+}
+
+// verifyClaims is the authorizer's check: the signature, issuer,
+// audience and expiry, and no more (API Gateway passes the claims it
+// decoded; the turn function reads the raw subject itself).
+func verifyClaims(secret []byte, authorization string, now time.Time) (map[string]string, error) {
+	raw, _ := strings.CutPrefix(authorization, "Bearer ")
+	if raw == "" {
+		return nil, turns.ErrUnauthenticated
 	}
 	claims := jwt.MapClaims{}
 	_, err := jwt.ParseWithClaims(raw, claims, func(t *jwt.Token) (any, error) { return secret, nil },
-		jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(Issuer), jwt.WithAudience(Audience),
+		jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(Issuer), jwt.WithIssuedAt(),
 		jwt.WithExpirationRequired(), jwt.WithTimeFunc(func() time.Time { return now }))
-	if err != nil {
-		return nil, fmt.Errorf("invalid token: %w", err)
+	switch {
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return nil, turns.ErrTokenExpired
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", turns.ErrInvalidToken, err)
+	case !forAudience(claims):
+		return nil, fmt.Errorf("%w: not for this API's audience", turns.ErrInvalidToken)
 	}
 	out := make(map[string]string, len(claims))
 	for k, v := range claims {
 		out[k] = flattenClaim(v)
 	}
 	return out, nil
+}
+
+// forAudience is the authorizer's audience rule: aud when the token has
+// one, else client_id (a Cognito access token has no aud).
+func forAudience(claims jwt.MapClaims) bool {
+	if aud, err := claims.GetAudience(); err == nil && len(aud) > 0 {
+		return slices.Contains(aud, Audience)
+	}
+	id, _ := claims["client_id"].(string)
+	return id == Audience
 }
 
 // flattenClaim renders a claim the way API Gateway HTTP APIs do: strings

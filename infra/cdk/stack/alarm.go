@@ -16,8 +16,6 @@ const (
 	// a few writes and at most a PutEvents each; a minute is far above
 	// that and bounds a stuck batch before its retry.
 	alarmTimeoutSeconds = 60
-	// Small, I/O-bound batches.
-	alarmMemoryMB = 256
 	// Records per batch, and how long Lambda gathers them: the alarm
 	// trails the runs by seconds, and one batch folds many records.
 	alarmBatchSize        = 100
@@ -46,7 +44,6 @@ func newAlarm(scope constructs.Construct, s *Settings, d *Data, ev *Events) (*Al
 		id:          AlarmFunctionID,
 		dir:         "alarm",
 		description: "Commonly hosted runtime: the runs stream to each user's UTC-day cost, and the spend alarm",
-		memoryMB:    alarmMemoryMB,
 		timeout:     awscdk.Duration_Seconds(jsii.Number(alarmTimeoutSeconds)),
 		env:         env,
 		override: func() error {

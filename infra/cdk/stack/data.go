@@ -92,5 +92,15 @@ func newData(scope constructs.Construct, s *Settings) *Data {
 		SortKey:        str(tablekeys.OpenSK),
 		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
 	})
+	// Each user's runs, newest first (GET /v1/me/runs), projecting the
+	// summary a run's final write adds and nothing that changes before:
+	// two index writes a run (tablekeys/userruns.go).
+	d.Runs.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:        jsii.String(tablekeys.UserRunsIndex),
+		PartitionKey:     str(tablekeys.UserRunsPK),
+		SortKey:          str(tablekeys.UserRunsSK),
+		ProjectionType:   awsdynamodb.ProjectionType_INCLUDE,
+		NonKeyAttributes: jsii.Strings(tablekeys.UserRunsSummary),
+	})
 	return d
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/commonly/runtime/infra/lambdamem"
 )
 
 // functionSpec is what differs between the three functions.
@@ -22,7 +24,6 @@ type functionSpec struct {
 	id          string // construct id (TurnFunction, …)
 	dir         string // the bootstrap's directory under Settings.AssetDir
 	description string
-	memoryMB    float64
 	timeout     awscdk.Duration
 	env         environment
 	// secrets declares the secret variables on env and grants role their
@@ -40,9 +41,18 @@ type function struct {
 }
 
 // newFunction builds a provided.al2023 function from the bootstrap `make
-// build` produced, with its own role (no managed policies: each grant is
+// build` produced, with its memory from infra/lambdamem (the size the
+// scale model prices), its own role (no managed policies: each grant is
 // added where the function's concern is built) and its own log group.
 func newFunction(scope constructs.Construct, s *Settings, spec functionSpec) (*function, error) {
+	sizes, err := lambdamem.Load()
+	if err != nil {
+		return nil, err
+	}
+	memoryMB, err := sizes.MB(spec.id)
+	if err != nil {
+		return nil, err
+	}
 	logs := newLogGroup(scope, spec.id+"Logs", s)
 	role := awsiam.NewRole(scope, jsii.String(spec.id+"Role"), &awsiam.RoleProps{
 		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
@@ -77,7 +87,7 @@ func newFunction(scope constructs.Construct, s *Settings, spec functionSpec) (*f
 		Architecture: arch,
 		Handler:      jsii.String("bootstrap"),
 		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(s.AssetDir, spec.dir)), nil),
-		MemorySize:   jsii.Number(spec.memoryMB),
+		MemorySize:   jsii.Number(float64(memoryMB)),
 		Timeout:      spec.timeout,
 		Role:         role,
 		LogGroup:     logs,

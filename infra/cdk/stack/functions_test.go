@@ -12,6 +12,7 @@ import (
 	eventsapp "github.com/commonly/runtime/functions/events/app"
 	reaperapp "github.com/commonly/runtime/functions/reaper/app"
 	turnapp "github.com/commonly/runtime/functions/turn/app"
+	"github.com/commonly/runtime/infra/lambdamem"
 	"github.com/commonly/runtime/shared/gomaxprocs"
 	"github.com/commonly/runtime/shared/secrets"
 	"github.com/commonly/runtime/shared/tracing"
@@ -25,22 +26,34 @@ var lambdaReserved = []string{"_HANDLER", "_X_AMZN_TRACE_ID", "AWS_DEFAULT_REGIO
 	"AWS_SESSION_TOKEN", "AWS_LAMBDA_RUNTIME_API", "LAMBDA_TASK_ROOT", "LAMBDA_RUNTIME_DIR"}
 
 type fnCase struct {
-	id, dir         string
-	fn              func(x *synthesized) *function
-	memory, timeout float64
-	reads           []string // the function's config package's Variables
-	alsoReads       []string // read outside the config package (main)
-	reservedInProd  float64
+	id, dir        string
+	fn             func(x *synthesized) *function
+	timeout        float64
+	reads          []string // the function's config package's Variables
+	alsoReads      []string // read outside the config package (main)
+	reservedInProd float64
 }
 
 var fnCases = []fnCase{
-	{TurnFunctionID, "turn", func(x *synthesized) *function { return x.Turn.function }, 384, 180, turnapp.Variables, append([]string{gomaxprocs.Env}, tracing.Variables...), 200},
-	{AlarmFunctionID, "alarm", func(x *synthesized) *function { return x.Alarm.function }, 256, 60, alarmapp.Variables, tracing.Variables, 5},
-	{ReaperFunctionID, "reaper", func(x *synthesized) *function { return x.Reaper.function }, 256, 55, reaperapp.Variables, tracing.Variables, 1},
-	{EventsFunctionID, "events", func(x *synthesized) *function { return x.RunEvents.function }, 256, 900, eventsapp.Variables, tracing.Variables, 50},
+	{TurnFunctionID, "turn", func(x *synthesized) *function { return x.Turn.function }, 180, turnapp.Variables, append([]string{gomaxprocs.Env}, tracing.Variables...), 200},
+	{AlarmFunctionID, "alarm", func(x *synthesized) *function { return x.Alarm.function }, 60, alarmapp.Variables, tracing.Variables, 5},
+	{ReaperFunctionID, "reaper", func(x *synthesized) *function { return x.Reaper.function }, 55, reaperapp.Variables, tracing.Variables, 1},
+	{EventsFunctionID, "events", func(x *synthesized) *function { return x.RunEvents.function }, 900, eventsapp.Variables, tracing.Variables, 50},
 }
 
 func TestFunctions(t *testing.T) {
+	// Each function's memory is infra/lambdamem's, the size the scale
+	// model prices; every function it names is one the stack builds.
+	sizes, err := lambdamem.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range fnCases {
+		ids = append(ids, c.id)
+	}
+	slices.Sort(ids)
+	equal(t, "functions sized in infra/lambdamem", sizes.IDs(), ids)
 	for _, s := range []Settings{devSettings(), prodSettings()} {
 		x := synth(t, s)
 		if n := len(x.ofType("AWS::Lambda::Function")); n != len(fnCases) {
@@ -55,7 +68,8 @@ func TestFunctions(t *testing.T) {
 				t.Errorf("%s: construct path %s does not end in %s/Resource", c.id, path, c.id)
 			}
 			equal(t, c.id+" runtime", []any{p["Runtime"], p["Handler"], p["Architectures"]}, []any{"provided.al2023", "bootstrap", []any{"arm64"}})
-			equal(t, c.id+" memory, timeout", []any{p["MemorySize"], p["Timeout"]}, []any{c.memory, c.timeout})
+			memory, _ := sizes.MB(c.id)
+			equal(t, c.id+" memory, timeout", []any{p["MemorySize"], p["Timeout"]}, []any{float64(memory), c.timeout})
 			equal(t, c.id+" role", p["Role"], getAtt(x.id(f.Role), "Arn"))
 			equal(t, c.id+" logging", p["LoggingConfig"], map[string]any{
 				"LogFormat": "JSON", "ApplicationLogLevel": "INFO", "SystemLogLevel": "WARN", "LogGroup": ref(x.id(f.LogGroup)),
@@ -67,10 +81,16 @@ func TestFunctions(t *testing.T) {
 				wantPolicy = "Retain"
 			}
 			equal(t, c.id+" log group policy", lg["DeletionPolicy"], wantPolicy)
-			if s.Production {
+			switch {
+			case s.Production:
 				equal(t, c.id+" reserved concurrency", p["ReservedConcurrentExecutions"], c.reservedInProd)
-			} else if _, ok := p["ReservedConcurrentExecutions"]; ok {
-				t.Errorf("%s reserves concurrency in dev", c.id)
+			case c.id == EventsFunctionID:
+				// Bounded in every stage: no API Gateway in front of it.
+				equal(t, c.id+" reserved concurrency in dev", p["ReservedConcurrentExecutions"], 10.0)
+			default:
+				if _, ok := p["ReservedConcurrentExecutions"]; ok {
+					t.Errorf("%s reserves concurrency in dev", c.id)
+				}
 			}
 			if _, named := p["FunctionName"]; named {
 				t.Errorf("%s has a physical name", c.id)

@@ -48,8 +48,9 @@ func devSettings() Settings {
 		Stage: "dev", AssetDir: assets(),
 		JWTIssuer: "https://auth.commonly.dev", JWTAudience: []string{"commonly-turns"},
 		CORSOrigins: []string{"https://dev.commonly.dev"}, ThrottleRate: 20, ThrottleBurst: 40, LogRetentionDays: 14,
-		Secrets:     map[string]string{"LLM_API_KEY": "", "E2B_API_KEY": ""},
-		Environment: map[string]map[string]string{TurnFunctionID: {"LLM_BASE_URL": "https://litellm.dev.commonly.dev"}},
+		ReservedConcurrency: map[string]int{EventsFunctionID: 10},
+		Secrets:             map[string]string{"LLM_API_KEY": "", "E2B_API_KEY": ""},
+		Environment:         map[string]map[string]string{TurnFunctionID: {"LLM_BASE_URL": "https://litellm.dev.commonly.dev"}},
 	}
 }
 

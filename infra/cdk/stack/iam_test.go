@@ -119,9 +119,11 @@ func TestLeastPrivilege(t *testing.T) {
 			// The sandbox cap's slots freed; their shard and a run's journal read.
 			withCondition(st("dynamodb:DeleteItem", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*"]}}`),
 			withCondition(st("dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SANDBOXCAP#*","JOURNAL#*"]}}`),
-			// A taken-over run's sandboxes.
-			st("dynamodb:Query", join(state, "/index/runSandboxes")),
-			st("dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
+			// Runs read, written and batch-read (a page's open runs); two
+			// indexes (one statement: minimizePolicies merges the grants):
+			// a user's runs, a taken-over run's sandboxes.
+			st("dynamodb:BatchGetItem,dynamodb:GetItem,dynamodb:PutItem,dynamodb:UpdateItem", runs),
+			st("dynamodb:Query", join(runs, "/index/userRuns"), join(state, "/index/runSandboxes")),
 			st("lambda:InvokeFunction", getAtt(x.id(x.Turn.Function), "Arn")),
 			xray,
 		},
@@ -150,10 +152,11 @@ func TestLeastPrivilege(t *testing.T) {
 			st("lambda:InvokeFunction", getAtt(x.id(x.Turn.Function), "Arn")),
 			xray,
 		},
-		// A run read, nothing else (and its spans).
+		// A run read, and each user's stream slots (and its spans).
 		EventsFunctionID: {
 			logs(x.RunEvents.function),
 			st("dynamodb:GetItem", runs),
+			withCondition(st("dynamodb:DeleteItem,dynamodb:PutItem,dynamodb:Query", state), `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["STREAMS#*"]}}`),
 			xray,
 		},
 	}

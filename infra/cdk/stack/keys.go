@@ -20,6 +20,7 @@ var (
 	idemKeys    = leading(tablekeys.Idempotency("c", "i", "k")) // idempotency records
 	sandboxKeys = leading(tablekeys.Sandbox("s"))               // sandbox records
 	slotKeys    = leading(tablekeys.SandboxSlot(0, 0))          // the sandbox cap's slots
+	streamKeys  = leading(tablekeys.StreamSlot("u", 0))         // each user's stream cap's slots
 	journalKeys = leading(tablekeys.Journal("r", 0))            // turns' journals
 )
 

@@ -20,8 +20,6 @@ const (
 	// Below the schedule's period, so one sweep ends before the next;
 	// the sweep's own deadline sits below this timeout.
 	reaperTimeoutSeconds = 55
-	// Listing and killing sandboxes is I/O with bounded concurrency.
-	reaperMemoryMB = 256
 )
 
 // reaperSecrets are the reaper's secret variables.
@@ -51,7 +49,6 @@ func newReaper(scope constructs.Construct, s *Settings, d *Data, x *Secrets, tur
 		id:          ReaperFunctionID,
 		dir:         "reaper",
 		description: "Commonly hosted runtime: every minute, kills sandboxes past their lifetime and closes orphaned runs",
-		memoryMB:    reaperMemoryMB,
 		timeout:     awscdk.Duration_Seconds(jsii.Number(reaperTimeoutSeconds)),
 		env:         env,
 		secrets:     func(role awsiam.IRole) { x.declare(env, role, reaperSecrets...) },

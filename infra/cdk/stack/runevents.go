@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -16,8 +17,6 @@ const (
 	// closes each stream before (STREAM_MAX, 14 min by default, and 5 s
 	// before the deadline), and the client resumes with Last-Event-ID.
 	runEventsTimeoutSeconds = 900
-	// A stream polls one run item: little memory.
-	runEventsMemoryMB = 256
 )
 
 // RunEvents is the events function and its URL: GET
@@ -39,13 +38,15 @@ func newRunEvents(scope constructs.Construct, s *Settings, d *Data) (*RunEvents,
 		"JWT_ISSUER":   jsii.String(s.JWTIssuer),
 		"JWT_AUDIENCE": jsii.String(strings.Join(s.JWTAudience, ",")),
 		"STREAM_MAX":   jsii.String(""),
+		// Each user's cap on open streams (the function's default when
+		// the stage sets none).
+		"STREAMS_PER_USER": jsii.String(streamsPerUser(s)),
 	}
-	owned := []string{"STATE_TABLE", "RUNS_TABLE", "JWT_ISSUER", "JWT_AUDIENCE"}
+	owned := []string{"STATE_TABLE", "RUNS_TABLE", "JWT_ISSUER", "JWT_AUDIENCE", "STREAMS_PER_USER"}
 	fn, err := newFunction(c, s, functionSpec{
 		id:          EventsFunctionID,
 		dir:         "events",
 		description: "Commonly hosted runtime: a run's events as Server-Sent Events (function URL, RESPONSE_STREAM)",
-		memoryMB:    runEventsMemoryMB,
 		timeout:     awscdk.Duration_Seconds(jsii.Number(runEventsTimeoutSeconds)),
 		env:         env,
 		override:    func() error { return env.override(EventsFunctionID, s.Environment[EventsFunctionID], owned...) },
@@ -66,11 +67,21 @@ func newRunEvents(scope constructs.Construct, s *Settings, d *Data) (*RunEvents,
 			MaxAge:         awscdk.Duration_Hours(jsii.Number(1)),
 		},
 	})
-	// It reads runs, and nothing else.
+	// It reads runs, and keeps each user's cap on open streams: its
+	// slots' partitions (STREAMS#<userId>) only.
 	grantTable(fn.Role, d.Runs, []string{"GetItem"})
+	grantKeys(fn.Role, d.State, []string{"Query", "PutItem", "DeleteItem"}, streamKeys)
 	awscdk.NewCfnOutput(scope, jsii.String("EventsUrl"), &awscdk.CfnOutputProps{
 		Description: jsii.String("The events function URL: GET {EventsUrl}v1/runs/{runId}/events"),
 		Value:       url.Url(),
 	})
 	return &RunEvents{function: fn, URL: url}, nil
+}
+
+// streamsPerUser is the stage's STREAMS_PER_USER, "" for the default.
+func streamsPerUser(s *Settings) string {
+	if s.StreamsPerUser == 0 {
+		return ""
+	}
+	return strconv.Itoa(s.StreamsPerUser)
 }

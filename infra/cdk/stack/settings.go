@@ -22,6 +22,10 @@ const (
 	EventsFunctionID = "EventsFunction"
 )
 
+// maxStreamsPerUser is the events function's bound on STREAMS_PER_USER
+// (functions/events/app.MaxStreamsPerUser; a test holds the two equal).
+const maxStreamsPerUser = 50
+
 // FunctionIDs are the functions' construct ids.
 var FunctionIDs = []string{TurnFunctionID, AlarmFunctionID, ReaperFunctionID, EventsFunctionID}
 
@@ -62,8 +66,13 @@ type Settings struct {
 	// one of CloudWatch's allowed values.
 	LogRetentionDays int `json:"logRetentionDays"`
 	// ReservedConcurrency by function construct id; absent or 0 reserves
-	// nothing (the account's unreserved pool).
+	// nothing (the account's unreserved pool). The events function's is
+	// required in every stage: its URL has no API Gateway throttling in
+	// front, so this bounds what it takes (docs/operations.md).
 	ReservedConcurrency map[string]int `json:"reservedConcurrency"`
+	// StreamsPerUser caps each user's open event streams (the events
+	// function's STREAMS_PER_USER); 0 is the function's default.
+	StreamsPerUser int `json:"streamsPerUser"`
 
 	// Secrets the stage uses, by variable (shared/secrets.Names): "" makes
 	// the stack create an empty secret whose value ops put once; an ARN
@@ -164,6 +173,12 @@ func (s *Settings) validate() error {
 		if !slices.Contains(FunctionIDs, id) || n < 0 {
 			errs = append(errs, fmt.Errorf("reservedConcurrency: %s=%d (ids: %s; n ≥ 0)", id, n, strings.Join(FunctionIDs, ", ")))
 		}
+	}
+	if s.ReservedConcurrency[EventsFunctionID] < 1 {
+		errs = append(errs, fmt.Errorf("reservedConcurrency: %s is required (≥ 1): its URL has no API Gateway in front, so its reserved concurrency bounds what it takes", EventsFunctionID))
+	}
+	if s.StreamsPerUser < 0 || s.StreamsPerUser > maxStreamsPerUser {
+		errs = append(errs, fmt.Errorf("streamsPerUser %d is not 0 (the default) to %d", s.StreamsPerUser, maxStreamsPerUser))
 	}
 	if err := s.Tracing.validate(); err != nil {
 		errs = append(errs, err)

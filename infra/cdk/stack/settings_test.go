@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+
+	eventsapp "github.com/commonly/runtime/functions/events/app"
 )
 
 // TestCDKJSONStages loads every stage of the repository's cdk.json and
@@ -52,6 +54,7 @@ func TestCDKJSONStages(t *testing.T) {
 func TestSettingsRefuseMistakes(t *testing.T) {
 	stages := map[string]any{"dev": map[string]any{
 		"assetDir": "bin/arm64", "jwtIssuer": "https://auth.example", "jwtAudience": []string{"a"}, "corsOrigins": []string{"https://app.example"},
+		"reservedConcurrency": map[string]int{"EventsFunction": 1},
 	}}
 	for _, c := range []struct {
 		name  string
@@ -68,7 +71,9 @@ func TestSettingsRefuseMistakes(t *testing.T) {
 			m["reservedConcurrency"] = map[string]int{"Turn": 5}
 			m["environment"] = map[string]any{"Reaper": map[string]string{}}
 			m["logRetentionDays"] = 10
-		}, []string{`architecture "mips"`, "jwtIssuer", "corsOrigins: * is not allowed", "reservedConcurrency: Turn=5", "environment: Reaper is not a function", "logRetentionDays 10"}},
+			m["streamsPerUser"] = 99
+		}, []string{`architecture "mips"`, "jwtIssuer", "corsOrigins: * is not allowed", "reservedConcurrency: Turn=5", "environment: Reaper is not a function", "logRetentionDays 10",
+			"reservedConcurrency: EventsFunction is required", "streamsPerUser 99"}},
 	} {
 		st := map[string]any{}
 		for k, v := range stages["dev"].(map[string]any) {
@@ -112,5 +117,12 @@ func TestStackRefusesMistakes(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// The stage's bound on streamsPerUser is the events function's.
+func TestStreamsPerUserBoundIsTheFunctions(t *testing.T) {
+	if maxStreamsPerUser != eventsapp.MaxStreamsPerUser {
+		t.Errorf("stack %d, function %d", maxStreamsPerUser, eventsapp.MaxStreamsPerUser)
 	}
 }

@@ -25,15 +25,6 @@ const (
 	// after a timeout, a minute later, finds the run abandoned and closes
 	// it; the reaper closes the others.
 	turnTimeoutSeconds = int(turns.MaxTurnDuration / time.Second)
-	// The memory buys CPU (1,769 MB is one vCPU) and Lambda bills
-	// memory × wall time, most of it waiting for the model. Measured with
-	// the CPU held to each size's share on a quiet machine
-	// (docs/benchmarks.md, "Memory size", make memsize): a turn's own work
-	// takes 14.8 ms at 512 MB, 19.0 ms at 384, 29.0 ms at 256 and 84 ms at
-	// 128; 384 MB bills a quarter fewer GB-seconds than 512 for about 4 ms
-	// more of a turn's own work (256 would add 14 ms, and 130 ms to a cold
-	// start).
-	turnMemoryMB = 384
 	// Two retries reach Lambda's 1- and 2-minute retry slots, which close
 	// a run whose worker died; the worker's conditional claim makes a
 	// retry harmless.
@@ -94,7 +85,6 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 		id:          TurnFunctionID,
 		dir:         "turn",
 		description: "Commonly hosted turns: the HTTP API and, invoked by itself, the worker that runs each turn",
-		memoryMB:    turnMemoryMB,
 		timeout:     awscdk.Duration_Seconds(jsii.Number(turnTimeoutSeconds)),
 		env:         env,
 		secrets:     func(role awsiam.IRole) { x.declare(env, role, turnSecrets...) },
@@ -129,7 +119,10 @@ func newTurn(scope constructs.Construct, s *Settings, d *Data, x *Secrets) (*Tur
 	grantKeys(fn.Role, d.State, []string{"DeleteItem"}, slotKeys)
 	grantKeys(fn.Role, d.State, []string{"Query"}, slotKeys, journalKeys)
 	grantIndexes(fn.Role, d.State, []string{"Query"}, tablekeys.RunSandboxesIndex)
-	grantTable(fn.Role, d.Runs, []string{"GetItem", "PutItem", "UpdateItem"})
+	// The runs table: its items, and a user's runs on the userRuns index
+	// (a page's open runs read in one BatchGetItem).
+	grantTable(fn.Role, d.Runs, []string{"GetItem", "BatchGetItem", "PutItem", "UpdateItem"})
+	grantIndexes(fn.Role, d.Runs, []string{"Query"}, tablekeys.UserRunsIndex)
 	// Invoking itself: in a policy of its own, which the function does
 	// not depend on (the role's default policy would make a cycle).
 	awsiam.NewPolicy(c, jsii.String("SelfInvoke"), &awsiam.PolicyProps{

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/commonly/runtime/infra/report/usage"
+	"github.com/commonly/runtime/internal/chromiumtest"
 	"github.com/commonly/runtime/shared/money"
 )
 
@@ -49,10 +49,7 @@ const readCharts = `Array.from(document.querySelectorAll('svg.chart')).map(svg =
 // runs give, and the console stays clean. The screenshot is kept in the
 // test's artifact directory (go test -artifacts).
 func TestReportInChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("no chromium on PATH: `make report-deps` installs Debian's")
-	}
+	ctx := chromiumtest.New(t, 900, 1200, 90*time.Second)
 	d := makeDayOfRuns(t)
 	dir := t.TempDir()
 	cfg := reportConfig(d.day, filepath.Join(dir, "index.html"))
@@ -73,20 +70,6 @@ func TestReportInChromium(t *testing.T) {
 	if st, err := os.Stat(csvPath); err != nil || st.Size() == 0 {
 		t.Errorf("no CSV beside the page: %v", err)
 	}
-
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium), chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")),
-		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(900, 1200),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
 
 	// Every console message, from before the page loads to the end.
 	var mu sync.Mutex

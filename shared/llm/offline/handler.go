@@ -8,23 +8,31 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // created is the fixed timestamp of every answer: the model is
 // deterministic, its answers too.
 const created = 1767225600
 
-// Handler serves POST …/chat/completions (non-streaming) as the offline
-// model. It keeps the previous prompt to report prefix-cache hits, and a
-// counter for call ids.
+// Handler serves POST …/chat/completions as the offline model, whole or
+// streamed ("stream": true, as LiteLLM streams: stream.go). It keeps the
+// previous prompt to report prefix-cache hits, and a counter for call
+// ids.
 type Handler struct {
+	// Pace is the pause between two pieces of a streamed answer.
+	Pace       time.Duration
 	mu         sync.Mutex
 	calls      int
 	prevPrompt string
 }
 
-// NewHandler returns a Handler with no history.
-func NewHandler() *Handler { return &Handler{} }
+// DefaultPace paces a streamed answer as a quick model writes, so that
+// its text arrives in a few text.delta events, not at once.
+const DefaultPace = 60 * time.Millisecond
+
+// NewHandler returns a Handler with no history, at DefaultPace.
+func NewHandler() *Handler { return &Handler{Pace: DefaultPace} }
 
 type chatRequest struct {
 	Messages []message `json:"messages"`
@@ -54,10 +62,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "request body is not valid JSON")
 		return
 	}
-	if req.Stream {
-		writeError(w, http.StatusBadRequest, "the offline model does not stream")
-		return
-	}
 	if len(req.Messages) == 0 {
 		writeError(w, http.StatusBadRequest, "messages must not be empty")
 		return
@@ -77,8 +81,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	msg := map[string]any{"role": "assistant", "content": rep.content}
 	completionText := rep.content
 	finish := "stop"
+	var calls []wireToolCall
 	if len(rep.calls) > 0 {
-		calls := make([]wireToolCall, len(rep.calls))
+		calls = make([]wireToolCall, len(rep.calls))
 		for i, c := range rep.calls {
 			calls[i] = wireToolCall{ID: fmt.Sprintf("offline-call-%d-%d", n, i), Type: "function", Function: c}
 			completionText += c.Name + c.Arguments
@@ -86,13 +91,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		msg["tool_calls"] = calls
 		finish = "tool_calls"
 	}
+	usage := newUsage(estimateTokens(prompt), cached, max(1, estimateTokens(completionText)))
+	if req.Stream {
+		h.stream(w, r, n, rep.content, calls, finish, usage)
+		return
+	}
 	resp := map[string]any{
 		"id":      "chatcmpl-offline-" + strconv.Itoa(n),
 		"object":  "chat.completion",
 		"created": created,
 		"model":   Model,
 		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg, "logprobs": nil}},
-		"usage":   newUsage(estimateTokens(prompt), cached, max(1, estimateTokens(completionText))),
+		"usage":   usage,
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("x-litellm-call-id", "offline-"+strconv.Itoa(n))

@@ -3,9 +3,11 @@ package offline_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/llm/offline"
@@ -162,5 +164,46 @@ func TestDeterministic(t *testing.T) {
 	// About one token per four characters of the serialized prompt.
 	if a.Usage.PromptTokens < 1600/4 || a.Usage.PromptTokens > 4000/4 || a.Usage.CachedPromptTokens != 0 {
 		t.Errorf("usage = %+v", a.Usage)
+	}
+}
+
+// Streamed, the offline model answers what it answers whole, through the
+// real client: its text in pieces (each an OnText call, the first long
+// before the stream ends: the transport does not buffer), the tool calls
+// whole, and the usage.
+func TestStreamedAnswerArrivesInPieces(t *testing.T) {
+	h := offline.NewHandler()
+	h.Pace = 100 * time.Millisecond
+	c, err := llm.New(llm.Config{BaseURL: offline.BaseURL, HTTPClient: &http.Client{Transport: offline.Transport{Handler: h}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := newClient(t).Complete(context.Background(), ask("Please run:\n```python\nprint(6*7)\n```", runCode))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := ask("Please run:\n```python\nprint(6*7)\n```", runCode)
+	req.Stream = true
+	var pieces []string
+	var first time.Time
+	req.OnText = func(s string) {
+		if first.IsZero() {
+			first = time.Now()
+		}
+		pieces = append(pieces, s)
+	}
+	resp, err := c.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pieces) < 3 || strings.Join(pieces, "") != whole.Message.Content || resp.Message.Content != whole.Message.Content {
+		t.Fatalf("pieces %q, whole %q", pieces, whole.Message.Content)
+	}
+	if lead := time.Since(first); lead < time.Duration(len(pieces)-2)*h.Pace {
+		t.Errorf("the first piece came %s before the end of %d pieces %s apart: buffered", lead, len(pieces), h.Pace)
+	}
+	if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].Arguments != whole.Message.ToolCalls[0].Arguments ||
+		resp.FinishReason != "tool_calls" || resp.UsageMissing || resp.Usage.CompletionTokens != whole.Usage.CompletionTokens {
+		t.Fatalf("streamed %+v\nwhole %+v", resp, whole)
 	}
 }

@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"strconv"
@@ -26,12 +25,14 @@ type Transport struct {
 	Handler http.Handler
 }
 
-// RoundTrip implements http.RoundTripper.
+// RoundTrip implements http.RoundTripper. The handler runs beside the
+// caller and its body is read as it is written, so that a streamed
+// answer arrives in pieces, as over a network.
 func (t Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		defer req.Body.Close()
-	}
 	if err := req.Context().Err(); err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
 		return nil, err
 	}
 	// The handler sees a server-side request: clone so the caller's is not
@@ -42,40 +43,62 @@ func (t Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	in.RequestURI = req.URL.RequestURI()
 
-	rec := &recorder{header: http.Header{}}
-	t.Handler.ServeHTTP(rec, in)
-	if rec.status == 0 {
-		rec.status = http.StatusOK
+	pr, pw := io.Pipe()
+	w := &pipeWriter{header: http.Header{}, body: pw, ready: make(chan struct{})}
+	go func() {
+		defer func() {
+			w.WriteHeader(http.StatusOK) // a handler that wrote nothing
+			_ = pw.Close()
+			if req.Body != nil {
+				req.Body.Close()
+			}
+		}()
+		t.Handler.ServeHTTP(w, in)
+	}()
+	select {
+	case <-w.ready:
+	case <-req.Context().Done():
+		_ = pr.CloseWithError(req.Context().Err())
+		return nil, req.Context().Err()
 	}
 	return &http.Response{
-		Status:        strconv.Itoa(rec.status) + " " + http.StatusText(rec.status),
-		StatusCode:    rec.status,
+		Status:        strconv.Itoa(w.status) + " " + http.StatusText(w.status),
+		StatusCode:    w.status,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        rec.header,
-		Body:          io.NopCloser(bytes.NewReader(rec.body.Bytes())),
-		ContentLength: int64(rec.body.Len()),
+		Header:        w.sent,
+		Body:          pr,
+		ContentLength: -1,
 		Request:       req,
 	}, nil
 }
 
-// recorder is the minimal http.ResponseWriter the handler writes into.
-type recorder struct {
+// pipeWriter is the http.ResponseWriter the handler writes into: the
+// status and headers are released at the first write, the body goes
+// through a pipe the caller reads.
+type pipeWriter struct {
 	header http.Header
+	sent   http.Header // the headers as they were at the status
 	status int
-	body   bytes.Buffer
+	body   *io.PipeWriter
+	ready  chan struct{}
 }
 
-func (r *recorder) Header() http.Header { return r.header }
+func (w *pipeWriter) Header() http.Header { return w.header }
 
-func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
+func (w *pipeWriter) WriteHeader(status int) {
+	if w.status != 0 {
+		return
 	}
+	w.status, w.sent = status, w.header.Clone()
+	close(w.ready)
 }
 
-func (r *recorder) Write(p []byte) (int, error) {
-	r.WriteHeader(http.StatusOK)
-	return r.body.Write(p)
+func (w *pipeWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(p)
 }
+
+// Flush does nothing: every Write reaches the reader at once.
+func (w *pipeWriter) Flush() {}

@@ -77,7 +77,7 @@ func (c *Client) Execute(ctx context.Context, h Handle, lang sandbox.Language, c
 		return sandbox.Execution{}, c.apiError("execute in "+h.SandboxID, resp.StatusCode, body, h.EnvdAccessToken, h.TrafficAccessToken)
 	}
 
-	exec, err := ReadExecution(resp.Body)
+	exec, err := ReadExecutionTo(resp.Body, sandbox.OutputOf(ctx))
 	if err != nil {
 		if ctxErr := c.contextFailure(ctx, h); ctxErr != nil {
 			return exec, ctxErr

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/commonly/runtime/shared/sandbox"
+	"github.com/commonly/runtime/shared/textcap"
 )
 
 // Bounds of the execute stream reader. Together they cap what one stream
@@ -86,9 +87,14 @@ func (l *streamLine) formats() []string {
 // is the sandbox dying under us: the error wraps sandbox.ErrLost. On error the
 // Execution holds what was read so far. Memory is bounded whatever r
 // yields (see MaxStreamBytes).
-func ReadExecution(r io.Reader) (sandbox.Execution, error) {
+func ReadExecution(r io.Reader) (sandbox.Execution, error) { return ReadExecutionTo(r, nil) }
+
+// ReadExecutionTo is ReadExecution handing each stdout and stderr line's
+// text to out as it is read (the interpreter sends a line per print).
+func ReadExecutionTo(r io.Reader, out sandbox.Output) (sandbox.Execution, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	acc := newAccumulator()
+	acc.out = out
 	for {
 		line, tooLong, err := readLine(br)
 		if tooLong {
@@ -154,6 +160,7 @@ type accumulator struct {
 	resultBytes    int
 	err            *sandbox.ExecError
 	truncated      bool
+	out            sandbox.Output // nil: nothing streamed
 }
 
 func newAccumulator() *accumulator {
@@ -168,10 +175,12 @@ func (a *accumulator) add(m *streamLine) {
 	case typeStdout:
 		if m.Text != nil {
 			a.stdout.WriteString(*m.Text)
+			a.stream(sandbox.Stdout, *m.Text)
 		}
 	case typeStderr:
 		if m.Text != nil {
 			a.stderr.WriteString(*m.Text)
+			a.stream(sandbox.Stderr, *m.Text)
 		}
 	case typeResult:
 		a.addResult(m)
@@ -184,6 +193,14 @@ func (a *accumulator) add(m *streamLine) {
 		}
 	}
 	// number_of_executions, keepalive and unknown types carry nothing we keep.
+}
+
+// stream hands printed text to the Output, if any, within what the
+// execution keeps of that stream.
+func (a *accumulator) stream(name, text string) {
+	if a.out != nil && text != "" {
+		a.out(name, textcap.Bytes(text, sandbox.MaxStreamBytes))
+	}
 }
 
 func (a *accumulator) addResult(m *streamLine) {

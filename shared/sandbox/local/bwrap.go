@@ -136,8 +136,11 @@ func (p *Provider) run(ctx context.Context, fs *sessionFS, argv []string, stdin 
 	args := append(fs.nsenterArgs(p.cred != nil), "--", p.tools.bwrap)
 	cmd := execCommand(ctx, p.tools.nsenter, append(args, p.args(fs, argv)...)...)
 	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Stdout = res.stdout
-	cmd.Stderr = res.stderr
+	// What the code prints is kept (capped) and, when the caller listens
+	// (sandbox.WithOutput), handed on as it comes (python runs with -u).
+	out := sandbox.OutputOf(ctx)
+	cmd.Stdout = io.MultiWriter(res.stdout, sandbox.NewOutputWriter(out, sandbox.Stdout))
+	cmd.Stderr = io.MultiWriter(res.stderr, sandbox.NewOutputWriter(out, sandbox.Stderr))
 	cmd.ExtraFiles = []*os.File{statusW, filterR} // fd 3: --json-status-fd, fd 4: --seccomp
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:    true,

@@ -461,3 +461,43 @@ func TestResolveInterpreter(t *testing.T) {
 		})
 	}
 }
+
+// What the code prints reaches the caller's Output as it is printed,
+// whole characters at a time: the first line well before the run ends.
+func TestOutputStreamsAsPrinted(t *testing.T) {
+	s := newSession(t, Config{})
+	var mu sync.Mutex
+	var got []string
+	var firstAt time.Time
+	ctx := sandbox.WithOutput(context.Background(), func(stream, text string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if firstAt.IsZero() {
+			firstAt = time.Now()
+		}
+		got = append(got, stream+":"+text)
+	})
+	exec, err := s.Execute(ctx, sandbox.Python, "import sys, time\nprint('é1')\ntime.sleep(1)\nprint('two', file=sys.stderr)\n")
+	ended := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Python writes a print's text and its newline apart: join them.
+	streams := map[string]string{}
+	var order []string
+	for _, g := range got {
+		stream, text, _ := strings.Cut(g, ":")
+		if len(order) == 0 || order[len(order)-1] != stream {
+			order = append(order, stream)
+		}
+		streams[stream] += text
+	}
+	if streams["stdout"] != "é1\n" || streams["stderr"] != "two\n" || strings.Join(order, ",") != "stdout,stderr" || exec.Stdout != "é1\n" || exec.Stderr != "two\n" {
+		t.Fatalf("streamed %q, execution %+v", got, exec)
+	}
+	if lead := ended.Sub(firstAt); lead < 700*time.Millisecond {
+		t.Errorf("the first line arrived %s before the run ended: buffered", lead)
+	}
+}

@@ -78,7 +78,8 @@ func (t *Tool) Call(ctx context.Context, env tools.Env, raw json.RawMessage) too
 	if s == nil {
 		return rejected(res)
 	}
-	return t.execute(ctx, s, lang, args.Code, chars, runsLeft)
+	// What the code prints streams to the run's events as it is printed.
+	return t.execute(sandbox.WithOutput(ctx, tools.ProgressOf(ctx).Output), s, lang, args.Code, chars, runsLeft)
 }
 
 // ensureSession returns the turn's sandbox, creating and recording it on
@@ -143,6 +144,9 @@ func (t *Tool) ensureSession(ctx context.Context, env tools.Env) (sandbox.Sessio
 		defer cancel()
 		_ = t.kill(kctx, s)
 		return nil, tools.Errorf("code execution has ended for this turn")
+	}
+	if f := tools.ProgressOf(ctx).SandboxCreated; f != nil {
+		f(s.ID())
 	}
 	return s, tools.Result{}
 }

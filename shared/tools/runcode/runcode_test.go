@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -514,5 +515,45 @@ func TestIdleMillisIsZeroWithoutASandbox(t *testing.T) {
 	_ = h.tool.Close(context.Background())
 	if got := h.tool.IdleMillis(); got != 0 {
 		t.Errorf("IdleMillis = %d", got)
+	}
+}
+
+// A code run reports its sandbox when created and what it prints as it
+// prints it: the second line is printed only once the first reached the
+// call's progress, so a buffered stream would never end.
+func TestProgressStreamsTheSandboxAndTheOutputAsPrinted(t *testing.T) {
+	h := newHarness(t, nil)
+	first := make(chan struct{})
+	h.fake.OnExecute(func(_, _, _ string, w *e2btest.StreamWriter) {
+		w.Stdout("one\n")
+		select {
+		case <-first:
+		case <-time.After(10 * time.Second):
+			w.Stderr("the first line was not seen before the second was printed\n")
+			return
+		}
+		w.Stderr("two\n")
+	})
+	var mu sync.Mutex
+	var seen []string
+	ctx := tools.WithProgress(context.Background(), tools.Progress{
+		SandboxCreated: func(id string) { mu.Lock(); seen = append(seen, "created "+id); mu.Unlock() },
+		Output: func(stream, text string) {
+			mu.Lock()
+			seen = append(seen, stream+" "+text)
+			mu.Unlock()
+			if text == "one\n" {
+				close(first)
+			}
+		},
+	})
+	args, _ := json.Marshal(map[string]string{"language": "python", "code": "print(1)"})
+	res := h.tool.Call(ctx, env, args)
+	out := output(t, res)
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"created " + res.CodeRun.SandboxID, "stdout one\n", "stderr two\n"}
+	if !slices.Equal(seen, want) || out.Stdout != "one\n" || out.Stderr != "two\n" {
+		t.Fatalf("progress %q, output %+v", seen, out)
 	}
 }

@@ -769,6 +769,10 @@ func (t *Table) Put(input *types.PutItemInput) (map[string]*types.Item, error) {
 		}
 	}
 
+	if err := t.checkNewItem(item, false); err != nil {
+		return nil, err
+	}
+
 	t.setItem(key, item)
 
 	for _, index := range t.Indexes {
@@ -971,6 +975,14 @@ func (t *Table) Update(input *types.UpdateItemInput) (map[string]*types.Item, er
 	})
 	if err != nil {
 		return nil, types.NewError("ValidationException", err.Error(), nil)
+	}
+
+	if err := t.checkNewItem(item, true); err != nil {
+		if ok { // the update changed the stored item in place: put it back
+			t.Data[key] = oldItem
+		}
+
+		return nil, err
 	}
 
 	t.setItem(key, item)

@@ -197,6 +197,10 @@ func (c *Client) CreateTable(ctx context.Context, input *CreateTableInput) (*Cre
 	c.mu.Lock()
 	defer c.mu.Unlock()
 
+	if err := checkCreateTableNames(input); err != nil {
+		return nil, err
+	}
+
 	tableName := aws.ToString(input.TableName)
 	if _, ok := c.tables[tableName]; ok {
 		return nil, &ddbtypes.ResourceInUseException{Message: aws.String("Cannot create preexisting table")}
@@ -417,6 +421,10 @@ func (c *Client) PutItem(ctx context.Context, input *PutItemInput) (*PutItemOutp
 		return nil, err
 	}
 
+	if err := checkReservedWords(expression{"ConditionExpression", aws.ToString(input.ConditionExpression)}); err != nil {
+		return nil, err
+	}
+
 	table, err := c.getTable(aws.ToString(input.TableName))
 	if err != nil {
 		return nil, err
@@ -460,6 +468,10 @@ func (c *Client) DeleteItem(ctx context.Context, input *DeleteItemInput) (*Delet
 		keysFromAttributeValueMap(input.ExpressionAttributeValues),
 		aws.ToString(input.ConditionExpression),
 	); err != nil {
+		return nil, err
+	}
+
+	if err := checkReservedWords(expression{"ConditionExpression", aws.ToString(input.ConditionExpression)}); err != nil {
 		return nil, err
 	}
 
@@ -511,6 +523,10 @@ func (c *Client) UpdateItem(ctx context.Context, input *UpdateItemInput) (*Updat
 		return nil, err
 	}
 
+	if err := checkUpdateItemExpressions(aws.ToString(input.UpdateExpression), aws.ToString(input.ConditionExpression), input.ExpressionAttributeNames); err != nil {
+		return nil, err
+	}
+
 	table, err := c.getTable(aws.ToString(input.TableName))
 	if err != nil {
 		return nil, err
@@ -550,6 +566,10 @@ func (c *Client) GetItem(ctx context.Context, input *GetItemInput) (*GetItemOutp
 	}
 
 	if err := validateExpressionAttributes(input.ExpressionAttributeNames, nil, aws.ToString(input.ProjectionExpression)); err != nil {
+		return nil, err
+	}
+
+	if err := checkReservedWords(expression{"ProjectionExpression", aws.ToString(input.ProjectionExpression)}); err != nil {
 		return nil, err
 	}
 
@@ -601,9 +621,30 @@ func (c *Client) Query(ctx context.Context, input *QueryInput) (*QueryOutput, er
 		return nil, err
 	}
 
+	if err := checkReservedWords(
+		expression{"KeyConditionExpression", aws.ToString(input.KeyConditionExpression)},
+		expression{"FilterExpression", aws.ToString(input.FilterExpression)},
+		expression{"ProjectionExpression", aws.ToString(input.ProjectionExpression)},
+	); err != nil {
+		return nil, err
+	}
+
 	table, err := c.getTable(aws.ToString(input.TableName))
 	if err != nil {
 		return nil, err
+	}
+
+	if hashKey, ok := table.HashKeyOf(aws.ToString(input.IndexName)); ok {
+		if err := checkKeyCondition(aws.ToString(input.KeyConditionExpression), input.ExpressionAttributeNames, hashKey); err != nil {
+			return nil, err
+		}
+	}
+
+	if err := table.CheckIndexRead(core.IndexRead{
+		Index: aws.ToString(input.IndexName), ConsistentRead: aws.ToBool(input.ConsistentRead), Select: string(input.Select),
+		ProjectionExpression: aws.ToString(input.ProjectionExpression), Aliases: input.ExpressionAttributeNames,
+	}); err != nil {
+		return nil, mapKnownError(err)
 	}
 
 	if input.ScanIndexForward == nil {
@@ -652,9 +693,23 @@ func (c *Client) Scan(ctx context.Context, input *ScanInput) (*ScanOutput, error
 		return nil, err
 	}
 
+	if err := checkReservedWords(
+		expression{"FilterExpression", aws.ToString(input.FilterExpression)},
+		expression{"ProjectionExpression", aws.ToString(input.ProjectionExpression)},
+	); err != nil {
+		return nil, err
+	}
+
 	table, err := c.getTable(aws.ToString(input.TableName))
 	if err != nil {
 		return nil, err
+	}
+
+	if err := table.CheckIndexRead(core.IndexRead{
+		Index: aws.ToString(input.IndexName), ConsistentRead: aws.ToBool(input.ConsistentRead), Select: string(input.Select),
+		ProjectionExpression: aws.ToString(input.ProjectionExpression), Aliases: input.ExpressionAttributeNames,
+	}); err != nil {
+		return nil, mapKnownError(err)
 	}
 
 	items, last, err := table.SearchData(core.QueryInput{
@@ -840,6 +895,14 @@ func (c *Client) BatchGetItem(ctx context.Context, input *BatchGetItemInput) (*B
 		return nil, err
 	}
 
+	c.mu.Lock()
+	err := c.checkBatchGetDuplicates(input)
+	c.mu.Unlock()
+
+	if err != nil {
+		return nil, err
+	}
+
 	emulation := c.batchEmulationFor(tableNames(input.RequestItems)...)
 	if emulation.failErr != nil {
 		return nil, emulation.failErr
@@ -958,6 +1021,10 @@ func (c *Client) prepareTransact(items []TransactWriteItem) ([]transactOp, []tou
 			return nil, nil, err
 		}
 
+		if err := checkTransactItemExpressions(item); err != nil {
+			return nil, nil, err
+		}
+
 		if ferr := c.failureErrFor(op.tableName, ""); ferr != nil {
 			return nil, nil, ferr
 		}
@@ -1066,6 +1133,10 @@ func (c *Client) TransactWriteItems(ctx context.Context, input *TransactWriteIte
 
 	if c.forceFailureErr != nil {
 		return nil, c.forceFailureErr
+	}
+
+	if err := checkTransactItemCount(len(input.TransactItems)); err != nil {
+		return nil, err
 	}
 
 	if err := validateClientRequestToken(input.ClientRequestToken); err != nil {

@@ -2491,7 +2491,7 @@ func TestClientQueryScanIndexForwardFalseAndScanWithLimitAndStartKey(t *testing.
 	cli := NewClient()
 
 	_, err := cli.CreateTable(ctx, &CreateTableInput{
-		TableName: aws.String("pk"),
+		TableName: aws.String("pks"),
 		KeySchema: []ddbtypes.KeySchemaElement{
 			{AttributeName: aws.String("h"), KeyType: ddbtypes.KeyTypeHash},
 			{AttributeName: aws.String("r"), KeyType: ddbtypes.KeyTypeRange},
@@ -2506,7 +2506,7 @@ func TestClientQueryScanIndexForwardFalseAndScanWithLimitAndStartKey(t *testing.
 
 	for _, r := range []string{"a", "b", "c"} {
 		_, putErr := cli.PutItem(ctx, &PutItemInput{
-			TableName: aws.String("pk"),
+			TableName: aws.String("pks"),
 			Item: map[string]*AttributeValue{
 				"h": {S: aws.String("1")},
 				"r": {S: aws.String(r)},
@@ -2516,7 +2516,7 @@ func TestClientQueryScanIndexForwardFalseAndScanWithLimitAndStartKey(t *testing.
 	}
 
 	qOut, err := cli.Query(ctx, &QueryInput{
-		TableName:              aws.String("pk"),
+		TableName:              aws.String("pks"),
 		KeyConditionExpression: aws.String("h = :h"),
 		ExpressionAttributeValues: map[string]*AttributeValue{
 			":h": {S: aws.String("1")},
@@ -2530,7 +2530,7 @@ func TestClientQueryScanIndexForwardFalseAndScanWithLimitAndStartKey(t *testing.
 	require.NotEmpty(t, qOut.LastEvaluatedKey)
 
 	scanOut, err := cli.Scan(ctx, &ScanInput{
-		TableName: aws.String("pk"),
+		TableName: aws.String("pks"),
 		Limit:     aws.Int32(2),
 	})
 	require.NoError(t, err)
@@ -2539,7 +2539,7 @@ func TestClientQueryScanIndexForwardFalseAndScanWithLimitAndStartKey(t *testing.
 	require.NotEmpty(t, scanOut.LastEvaluatedKey)
 
 	scan2, err := cli.Scan(ctx, &ScanInput{
-		TableName:         aws.String("pk"),
+		TableName:         aws.String("pks"),
 		Limit:             aws.Int32(10),
 		ExclusiveStartKey: scanOut.LastEvaluatedKey,
 	})

@@ -40,6 +40,7 @@ type Server struct {
 	Key string
 
 	provider string
+	srv      *httptest.Server
 	mu       sync.Mutex
 	hits     []Hit
 	calls    []Call
@@ -54,14 +55,24 @@ func NewExa(t testing.TB, key string) *Server { return start(t, "exa", key) }
 func NewTavily(t testing.TB, key string) *Server { return start(t, "tavily", key) }
 
 func start(t testing.TB, provider, key string) *Server {
+	s := Serve(provider, key)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Serve starts a fake provider ("exa" or "tavily") accepting key, until
+// Close: for a program (the benchmarks) rather than a test.
+func Serve(provider, key string) *Server {
 	s := &Server{Key: key, provider: provider}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /search", s.search)
-	srv := httptest.NewServer(mux)
-	s.URL = srv.URL
-	t.Cleanup(srv.Close)
+	s.srv = httptest.NewServer(mux)
+	s.URL = s.srv.URL
 	return s
 }
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
 
 // SetHits sets the results every query answers.
 func (s *Server) SetHits(h ...Hit) { s.mu.Lock(); s.hits = h; s.mu.Unlock() }
