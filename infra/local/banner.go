@@ -29,8 +29,9 @@ func banner(ctx context.Context, out io.Writer, st *localstack.Stack, do *doRunt
 		fmt.Fprintf(out, "  %-9s %s\n", name, fmt.Sprintf(format, args...))
 	}
 	line("OpenAPI", "%s (the API's contract, no token needed)", st.APIURL+api.Path)
-	line("console", "%s/ (installs, usage, runs live, transcripts, traces),", st.APIURL)
-	line("", "the API's reference at %s/docs; %s", st.APIURL, consoleTraces(tr))
+	line("console", "%s/ (installs, usage, runs live, transcripts, traces)", st.APIURL)
+	line("", "the API's reference at %s/docs", st.APIURL)
+	line("traces", "%s", consoleTraces(tr))
 	line("DynamoDB", "%s (embedded)", st.DynamoDBURL)
 	for _, t := range tables {
 		line("", "  %s", t)

@@ -26,12 +26,13 @@ func withConsole(st *localstack.Stack, api http.Handler, tr trace, secret []byte
 	return console.New(cfg)
 }
 
-// consoleTraces says where the console's traces come from.
+// consoleTraces says where the stack's spans go, which the console and
+// the demo read.
 func consoleTraces(tr trace) string {
 	if tr.file == "" {
-		return "no traces (TRACES_FILE is off)"
+		return "not to a file (TRACES_FILE is off): the console shows none"
 	}
-	return "traces from " + tr.file
+	return tr.file + " (TRACES_FILE)"
 }
 
 // tracesByDefault gives the stack a span file in the temporary directory,

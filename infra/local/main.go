@@ -138,8 +138,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		fmt.Fprintln(out, "demo failed:", err)
 	}
 	fmt.Fprintf(out, "\nThe usage and cost report of this stack (docs/report.md), from another shell:\n  %s\n", reportCommand(st.Tables.State, dynamodblocal.AWSEnv(st.DynamoDBURL)))
-	fmt.Fprintln(out, "\nServing; each request a line below. Ctrl-C to stop.")
+	// On before the line that says so: a client that reads it may call
+	// at once.
 	access.on.Store(true)
+	fmt.Fprintln(out, "\nServing; each request a line below. Ctrl-C to stop.")
 	<-ctx.Done()
 	fmt.Fprintln(out, "stopped")
 	return nil
