@@ -191,7 +191,7 @@ func newResumeRig(t *testing.T, bootstrap string) *resumeRig {
 	})
 	broker := brokertest.New(t)
 	r.pod = podtest.New(t, broker.Accepts("commonly"))
-	if r.lam, err = lambdalocal.Start("TurnFunction"); err != nil {
+	if r.lam, err = lambdalocal.StartTaking("TurnFunction"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.lam.Close() })

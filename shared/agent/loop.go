@@ -208,18 +208,10 @@ type turn struct {
 }
 
 func (l *Loop) newTurn(t TurnInput) *turn {
+	// New filled the clock, the logger, the output cap and the limits.
 	tr := &turn{l: &l.cfg, t: t, run: t.Run, tools: t.Tools, model: cmp.Or(t.Model, l.cfg.ModelName), now: l.cfg.Now, log: l.cfg.Logger, maxOut: l.cfg.MaxOutputTokens}
-	if tr.now == nil {
-		tr.now = time.Now
-	}
-	if tr.log == nil {
-		tr.log = slog.New(slog.DiscardHandler)
-	}
 	if tr.tools == nil {
 		tr.tools = noTools{}
-	}
-	if tr.maxOut == 0 {
-		tr.maxOut = DefaultMaxOutputTokens
 	}
 	tr.log = tr.log.With("runId", t.Run.RunID, "userId", t.Run.UserID, "installId", t.Run.InstallID)
 	if t.Run.TraceID != "" {
@@ -236,7 +228,7 @@ func (l *Loop) newTurn(t TurnInput) *turn {
 		// The working time of the earlier attempts counts, not the wait.
 		start = tr.now().Add(-t.Resume.Worked)
 	}
-	limits := l.cfg.Limits.withDefaults()
+	limits := l.cfg.Limits
 	if r := t.Run.ReservedMicros; r > 0 {
 		// The reservation is at most the turn's bound; it is the bound.
 		limits.MaxCost = min(limits.MaxCost, r)

@@ -75,7 +75,7 @@ func readBack(ctx context.Context, st *stack) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the state table: %w", err)
 	}
-	for _, ev := range st.bus.Events() {
+	for _, ev := range st.Bus.Events() {
 		if ev.DetailType != ledger.AlarmDetailType {
 			continue
 		}
