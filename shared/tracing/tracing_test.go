@@ -254,6 +254,42 @@ func TestXRayExportIsSigned(t *testing.T) {
 	}
 }
 
+// The exporter reads OTEL_EXPORTER_OTLP_* itself; a collector's headers
+// set there never reach X-Ray, and a refused export's error carries
+// neither the secret key nor the request's signature.
+func TestXRayExportGetsNoCollectorHeaders(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "api-key=collector-key-51f")
+	t.Setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")
+	got := make(chan *http.Request, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Clone(context.Background())
+		http.Error(w, "AccessDenied", http.StatusForbidden)
+	}))
+	t.Cleanup(srv.Close)
+	creds := aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider("AKIDTRACES", "SECRETKEY42", "SESSIONTOKEN42"))
+	tp, err := tracing.Setup(context.Background(), tracing.Config{SampleRatio: 1, XRay: &tracing.XRay{Region: "eu-west-1", Credentials: creds, Endpoint: srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	_, s := tracing.Start(context.Background(), "x")
+	s.End()
+	err = tp.Flush(context.Background())
+	r := <-got
+	if r.Header.Get("Api-Key") != "" || r.Header.Get("Content-Encoding") != "" {
+		t.Errorf("X-Ray got the collector's settings: %v", r.Header)
+	}
+	sig := r.Header.Get("Authorization")
+	if err == nil || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("a refused export: %v", err)
+	}
+	for _, secret := range []string{"SECRETKEY42", "SESSIONTOKEN42", sig[strings.LastIndex(sig, "=")+1:]} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the export's error %q shows %q", err, secret)
+		}
+	}
+}
+
 // Scrubbing copies a span's attributes only when it changes one: the
 // clean ones before and after a changed or dropped one keep their order
 // and values.
