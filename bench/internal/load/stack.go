@@ -61,6 +61,7 @@ type stack struct {
 	calls   map[string]*turnstack.Counter
 	plain   *dynamodb.Client // uncounted: the run's own reads
 	stall   *stallTool
+	kills   *kills // kill.go
 	streams *streamFaults
 	// busFaults fails the alarm's EventBridge puts (faults.go).
 	busFaults busFaults
@@ -97,11 +98,19 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 	st.e2b.SetClock(st.clock.Now)
 	st.e2b.OnExecute(execute)
 
-	client := func(function string) *dynamodb.Client {
+	client := func(function string, opts ...func(*dynamodb.Options)) *dynamodb.Client {
 		st.calls[function] = turnstack.NewCounter()
-		return st.db.Client(st.calls[function].Option())
+		return st.db.Client(append([]func(*dynamodb.Options){st.calls[function].Option()}, opts...)...)
 	}
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * cfg.Concurrency, IdleConnTimeout: time.Minute}}
+	// The turn function's outbound calls go through the kill switch and
+	// the cut answers (kill.go).
+	cutRate := cfg.CutAnswers
+	if cfg.FaultRate <= 0 {
+		cutRate = 0
+	}
+	st.kills = newKills(cutRate, cfg.Seed)
+	turnHTTP := &http.Client{Transport: st.kills.transport(httpc.Transport)}
 	env := map[string]string{
 		"STATE_TABLE": turnstack.Tables.State, "RUNS_TABLE": turnstack.Tables.Runs, "STAGE": Stage,
 		"SANDBOX": reaperapp.SandboxE2B, "E2B_API_KEY": e2btest.DefaultAPIKey, "E2B_API_URL": st.e2b.URL, "E2B_SANDBOX_URL": st.e2b.URL,
@@ -118,7 +127,7 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 	if err != nil {
 		return st, fmt.Errorf("turn config: %w", err)
 	}
-	deps := app.Deps{Dynamo: client(fnTurn), HTTP: httpc, Now: st.clock.Now, Log: log, ExtraTools: []tools.Tool{st.stall}}
+	deps := app.Deps{Dynamo: client(fnTurn, st.kills.dynamo), HTTP: turnHTTP, Now: st.clock.Now, Log: log, ExtraTools: []tools.Tool{st.stall}}
 	if turnCfg.Dispatch == app.DispatchLambda {
 		// As make run dispatches (infra/local/dispatch.go): the real SDK
 		// client's asynchronous Invoke, served by the Lambda stand-in, which
@@ -127,10 +136,10 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 		// Lambda's retries.
 		if st.lambda, err = lambdalocal.StartRunning(lambdalocal.RunConfig{
 			Timeout: turns.MaxTurnDuration, Log: log,
-			Run: func(ctx context.Context, payload []byte) error {
+			Run: st.kills.invoke(func(ctx context.Context, payload []byte) error {
 				_, err := st.turn.Handler.Invoke(ctx, json.RawMessage(payload))
 				return err
-			},
+			}),
 		}, turnCfg.FunctionName); err != nil {
 			return st, err
 		}
@@ -206,6 +215,9 @@ func (st *stack) close() {
 	}
 	if st.stall != nil {
 		st.stall.release()
+	}
+	if st.kills != nil {
+		st.kills.stop()
 	}
 	if st.lambda != nil {
 		_ = st.lambda.Close()
