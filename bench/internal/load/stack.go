@@ -169,11 +169,17 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 		return st, fmt.Errorf("alarm mapping: %w", err)
 	}
 
+	reaperDeps := reaperapp.Deps{Dynamo: client(fnReaper), HTTP: httpc, Now: st.clock.Now, Log: log}
+	if st.lambda != nil {
+		// As in AWS, the reaper re-dispatches a run whose worker stopped
+		// with attempts left; without it, it closes the run interrupted.
+		env["TURN_FUNCTION_NAME"], reaperDeps.Lambda = turnCfg.FunctionName, st.lambda.Client()
+	}
 	reaperCfg, err := reaperapp.LoadConfig(getenv)
 	if err != nil {
 		return st, fmt.Errorf("reaper config: %w", err)
 	}
-	if st.reaper, err = reaperapp.Build(reaperCfg, reaperapp.Deps{Dynamo: client(fnReaper), HTTP: httpc, Now: st.clock.Now, Log: log}); err != nil {
+	if st.reaper, err = reaperapp.Build(reaperCfg, reaperDeps); err != nil {
 		return st, fmt.Errorf("reaper function: %w", err)
 	}
 	st.sweeps = &sweeps{lifetime: reaperCfg.Lifetime, interval: st.clock.Of(cfg.ReaperInterval)}
