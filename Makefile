@@ -20,9 +20,15 @@ FUZZTIME ?= 10s
 
 .PHONY: bench-live run console-deps console-npm report migrate-plans report-deps test deps tools build lint api api-npm unit unit-reference dynamodb-local fuzz bench-smoke bench clean cdk-cli synth deploy diff invoke cdk-test load load-smoke scale scale-watch memsize
 
+# PROGRESS says what `go build -v` builds when it compiles anything (a
+# first build takes minutes), then counts the packages, a line every 40;
+# what is not a package's path (an error) is printed as it comes.
+PROGRESS = awk -v what="$(1)" '/^[^ :]+$$/ { if (!n++) print what; if (n % 40 == 0) printf "  %d packages compiled\n", n; fflush(); next } { print; fflush() }'
+
 ## run: start the local stack (embedded DynamoDB, API on 127.0.0.1:8080, its console at /) and run the demo turn
 run: deps console-deps
-	$(GO) run ./infra/local
+	@$(GO) build -v -o bin/local ./infra/local 2>&1 | $(call PROGRESS,building the local stack (the first build compiles the AWS SDK: a minute or two))
+	@bin/local
 
 ## test: formatting, vet, staticcheck, the API document's lint and typed client, every test, a short fuzz run, each benchmark once,
 ## the RIE invoke tests (turn, alarm, reaper), the CDK stack's tests and cdk-nag, every functions/*/testdata event invoked from the synthesized template,
@@ -226,6 +232,7 @@ cdk-cli:
 synth: cdk-cli
 	$(MAKE) --no-print-directory build LAMBDA_GOARCH=arm64
 	$(MAKE) --no-print-directory build
+	@$(GO) -C $(CDK_DIR) build -v -o ../../bin/cdk/app . 2>&1 | $(call PROGRESS,building the CDK app (the first build compiles the CDK's Go bindings: minutes))
 	$(CDK_ENV) $(CDK) synth $(CDK_FLAGS) --quiet
 
 ## deploy: cdk deploy of STAGE (an AWS account, bootstrapped once with `cdk bootstrap`)
@@ -236,15 +243,17 @@ deploy: synth
 diff: synth
 	$(CDK_ENV) $(CDK) diff $(CDK_FLAGS) --app cdk.out $(CDK_STACK)
 
-## invoke: FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json] [SESSION=dir] [RUN_ID=run_…]: the function from the template under the RIE
-## (SESSION=dir keeps the embedded DynamoDB's items between invokes; RUN_ID replaces the event's run id)
+## invoke: FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json] [SESSION=dir] [RUN_ID=run_…] [RETRY_DELAY=1s]: the function from the template under the RIE
+## (SESSION=dir keeps the embedded DynamoDB's items between invokes, EVENT=stream feeds the alarm the session's runs stream; RUN_ID replaces the event's run id;
+## a failed asynchronous invocation is retried twice, after RETRY_DELAY)
 ENV ?= infra/invoke/local.env.json
 invoke: tools
-	@[ -n "$(FN)" ] && [ -n "$(EVENT)" ] || { echo "usage: make invoke FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json] [STAGE=dev] [SESSION=dir] [RUN_ID=run_…]"; exit 2; }
-	@[ -f $(CDK_TEMPLATE) ] || $(MAKE) --no-print-directory synth
+	@[ -n "$(FN)" ] && [ -n "$(EVENT)" ] || { echo "usage: make invoke FN=TurnFunction EVENT=functions/turn/testdata/usage.json [ENV=env.json] [STAGE=dev] [SESSION=dir] [RUN_ID=run_…] [RETRY_DELAY=1s]"; exit 2; }
+	@[ -f $(CDK_TEMPLATE) ] || { echo "no template yet: make synth first (the first one takes minutes: the CDK CLI, the bootstraps, the CDK app)"; \
+	  $(MAKE) --no-print-directory synth; }
 	@$(MAKE) --no-print-directory build >/dev/null
 	@$(GO) run ./infra/invoke -t $(CDK_TEMPLATE) -fn $(FN) -e $(EVENT) -env-vars "$(ENV)" -rie $(GOBIN)/aws-lambda-rie -bin bin \
-	  $(if $(SESSION),-session "$(SESSION)") $(if $(RUN_ID),-run-id "$(RUN_ID)")
+	  $(if $(SESSION),-session "$(SESSION)") $(if $(RUN_ID),-run-id "$(RUN_ID)") $(if $(RETRY_DELAY),-retry-delay $(RETRY_DELAY))
 
 ## cdk-test: the stack's assertion tests and cdk-nag
 cdk-test: cdk-cli

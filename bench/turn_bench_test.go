@@ -74,7 +74,7 @@ func BenchmarkTurnStoredRuns(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := turnstack.StoreCopies(ctx, r.db.Client(), turnstack.Tables, done, stored-1-warmTurns); err != nil {
+			if err := turnstack.StoreCopies(ctx, r.st.Dynamo(), turnstack.Tables, done, stored-1-warmTurns); err != nil {
 				b.Fatal(err)
 			}
 			measure(b, r, func() error { _, err := r.client.Turn(ctx); return err })
@@ -86,7 +86,7 @@ func benchHandler(b *testing.B) {
 	r := newRig(b, slog.LevelWarn, nil)
 	ctx := context.Background()
 	measure(b, r, func() error {
-		resp := r.built.Handler.HandleHTTP(ctx, turnEvent(r.client.NewIdempotencyKey()))
+		resp := r.st.Turn.Handler.HandleHTTP(ctx, turnEvent(r.client.NewIdempotencyKey()))
 		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("turn: %d %s", resp.StatusCode, resp.Body)
 		}

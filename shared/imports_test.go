@@ -74,11 +74,9 @@ var adapters = []string{
 }
 
 // adapterUses are the production edges to an adapter, each with why the
-// importer uses it (not only for a `var _` check).
-var adapterUses = map[string]string{
-	"shared/reaper -> shared/sandbox/e2b":   "the sweep lists E2B's sandboxes with its list types (ListQuery, Page, ListedSandbox) and ownership metadata (OwnedBy, MetaRunID)",
-	"shared/reaper -> shared/sandbox/local": "the sweep reads the local provider's sessions (local.Live) in the process that owns them",
-}
+// importer uses it (not only for a `var _` check). None today: the
+// reaper reads E2B and the local provider through sandbox.Inventory.
+var adapterUses = map[string]string{}
 
 // testsMayImport are the trees tests (external _test packages) and
 // test-support packages under shared/ may import beyond shared/ itself.

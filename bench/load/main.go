@@ -47,7 +47,7 @@ func run() int {
 	flag.DurationVar(&cfg.Drain, "drain", cfg.Drain, "longest wait for every run to close after the last turn")
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the users' turns and faults")
 	measured := flag.String("measured", "", "write the measured figures (bench/scale/measured.json) to this file")
-	logPath := flag.String("log", "", "the stack's warnings and errors, JSON lines (default: a temporary file)")
+	logPath := flag.String("log", "", "the stack's warnings and errors, JSON lines (default: a temporary file, removed when every invariant holds)")
 	profile := flag.String("profile", "", "write CPU, mutex and block profiles to this prefix (.cpu, .mutex, .block)")
 	flag.Parse()
 	if *profile != "" {
@@ -59,18 +59,13 @@ func run() int {
 		defer stopProfiles()
 	}
 
-	var logFile *os.File
-	var err error
-	if *logPath != "" {
-		logFile, err = os.Create(*logPath)
-	} else {
-		logFile, err = os.CreateTemp("", "commonly-load-*.jsonl")
-	}
+	logFile, done, err := openLog(*logPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		return 2
 	}
-	defer logFile.Close()
+	ok := false
+	defer func() { done(ok) }()
 	cfg.Out, cfg.Log = os.Stdout, logFile
 	fmt.Printf("load: the stack's warnings and errors go to %s\n", logFile.Name())
 
@@ -93,5 +88,27 @@ func run() int {
 		return 1
 	}
 	fmt.Println("load: every invariant holds")
+	ok = true
 	return 0
+}
+
+// openLog opens the stack's log: path, or a new file in the temporary
+// directory, which done removes when the run went well (nothing to read
+// in it) and keeps, saying where, when it did not.
+func openLog(path string) (f *os.File, done func(ok bool), err error) {
+	if path != "" {
+		f, err = os.Create(path)
+		return f, func(bool) { _ = f.Close() }, err
+	}
+	if f, err = os.CreateTemp("", "commonly-load-*.jsonl"); err != nil {
+		return nil, nil, err
+	}
+	return f, func(ok bool) {
+		_ = f.Close()
+		if ok {
+			_ = os.Remove(f.Name())
+			return
+		}
+		fmt.Printf("load: the stack's warnings and errors are kept in %s\n", f.Name())
+	}, nil
 }

@@ -10,10 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
 	"github.com/commonly/runtime/infra/awslocal/rie"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/internal/awscalls"
-	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/ledger"
 	"github.com/commonly/runtime/shared/store"
 )
@@ -31,22 +30,16 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	// What the stand-ins serve during each invocation is the function's
 	// calls (the test's own reads of the store fall between them).
 	var served, calls awscalls.Recorder
-	db, err := dynamodblocal.NewWithTables(ctx, dynamodblocal.Config{Calls: &served}, tables)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	bus, err := eventbridgelocal.Start(eventbridgelocal.Config{Calls: &served})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bus.Close()
-
-	emu := rie.StartTest(t, rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), map[string]string{
-		"STATE_TABLE": tables.State, "EVENT_BUS_NAME": "commonly-alarms", "AWS_ENDPOINT_URL_EVENTBRIDGE": bus.URL,
+	stack := localstack.StartTest(t, localstack.Config{Calls: &served, Emulator: rieBin, Env: map[string]string{
+		"STATE_TABLE": tables.State, "RUNS_TABLE": tables.Runs, "EVENT_BUS_NAME": "commonly-alarms",
 		// JSON logs, as the stack configures the function's logging.
 		"AWS_LAMBDA_LOG_FORMAT": "JSON",
-	}))
+	}})
+	bus := stack.Bus
+	boot, err := stack.Bootstrap(localstack.Alarm, bootstrap, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	invoke := func(name string) []string {
 		t.Helper()
@@ -55,7 +48,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 			t.Fatal(err)
 		}
 		served.Take()
-		body, err := emu.Invoke(ctx, payload)
+		body, err := boot.Invoke(ctx, payload)
 		for _, c := range served.Take() {
 			calls.Record(c)
 		}
@@ -89,7 +82,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if err := json.Unmarshal(evs[0].Detail, &detail); err != nil || detail.UserID != "grace" || detail.CostMicros != 2_700_000 || detail.CostUSD != "2.700000" {
 		t.Fatalf("detail %s: %v", evs[0].Detail, err)
 	}
-	st, err := store.New(store.Config{DB: db.Client(), Tables: tables})
+	st, err := store.New(store.Config{DB: stack.Dynamo(), Tables: tables})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +116,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if f := invoke("second-turn.json"); len(f) != 0 || len(bus.Events()) != 2 {
 		t.Fatalf("retry: failures %v, %d events", f, len(bus.Events()))
 	}
-	if out := emu.Output(); !strings.Contains(out, `"stream batch"`) || !strings.Contains(out, `"userDays"`) {
+	if out := boot.Emulator().Output(); !strings.Contains(out, `"stream batch"`) || !strings.Contains(out, `"userDays"`) {
 		t.Errorf("no JSON batch log line in the function's output")
 	}
 	// The bootstrap's AWS calls, kept in testdata/aws-calls/rie.json

@@ -13,9 +13,8 @@ import (
 
 	"github.com/commonly/runtime/functions/reaper/handler"
 	"github.com/commonly/runtime/infra/awslocal/rie"
-	"github.com/commonly/runtime/infra/awslocal/secretsmanagerlocal"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/internal/awscalls"
-	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
@@ -38,17 +37,23 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	rieBin, bootstrap := rie.Binaries(t, os.Getenv, "REAPER_BOOTSTRAP")
 	ctx := context.Background()
 	tables := store.Tables{State: "rie-state", Runs: "rie-runs"}
-	var served awscalls.Recorder
-	db, err := dynamodblocal.NewWithTables(ctx, dynamodblocal.Config{Calls: &served}, tables)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	st, err := store.New(store.Config{DB: db.Client(), Tables: tables})
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := e2btest.Start(t)
+	// The E2B key comes as the stack gives it, a secret's ARN read at
+	// the cold start.
+	const keyARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:e2b-GhIjKl"
+	vars := map[string]string{
+		"STAGE": "dev", "STATE_TABLE": tables.State, "RUNS_TABLE": tables.Runs, "SANDBOX": "e2b",
+		"E2B_API_KEY_SECRET_ARN": keyARN, "E2B_API_URL": f.URL,
+		// JSON logs, as the stack configures the function's logging.
+		"AWS_LAMBDA_LOG_FORMAT": "JSON",
+	}
+	var served awscalls.Recorder
+	stack := localstack.StartTest(t, localstack.Config{Env: vars, Calls: &served, Emulator: rieBin,
+		Secrets: map[string]string{keyARN: e2btest.DefaultAPIKey}})
+	st, err := store.New(store.Config{DB: stack.Dynamo(), Tables: tables})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// The bootstrap runs on the real clock.
 	now := time.Now().UTC()
@@ -78,28 +83,17 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The E2B key comes as the stack gives it, a secret's ARN read at
-	// the cold start.
-	const keyARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:e2b-GhIjKl"
-	secrets, err := secretsmanagerlocal.Start(secretsmanagerlocal.Config{Secrets: map[string]string{keyARN: e2btest.DefaultAPIKey}, Calls: &served})
+	served.Take() // the test's own writes
+	boot, err := stack.Bootstrap(localstack.Reaper, bootstrap, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer secrets.Close()
-	vars := map[string]string{
-		"STAGE": "dev", "STATE_TABLE": tables.State, "RUNS_TABLE": tables.Runs, "SANDBOX": "e2b",
-		"E2B_API_KEY_SECRET_ARN": keyARN, "E2B_API_URL": f.URL, secretsmanagerlocal.EndpointVar: secrets.URL,
-		// JSON logs, as the stack configures the function's logging.
-		"AWS_LAMBDA_LOG_FORMAT": "JSON",
-	}
-	served.Take() // the test's own writes
-	emu := rie.StartTest(t, rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), vars))
 	payload, err := os.ReadFile(filepath.Join("testdata", "scheduled.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	body, err := emu.Invoke(ctx, payload)
+	body, err := boot.Invoke(ctx, payload)
 	// What the stand-ins served up to here is the bootstrap's: its cold
 	// start and one sweep. Kept in testdata/aws-calls/rie.json (-update
 	// rewrites it) for infra/cdk/stack's TestRolesAllowRecordedCalls.
@@ -123,7 +117,7 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if err != nil || got.Status != runs.StatusInterrupted || got.ErrorKind != runs.ErrInterrupted || !got.Refunded {
 		t.Fatalf("the abandoned run: %+v, %v", got, err)
 	}
-	out := emu.Output()
+	out := boot.Emulator().Output()
 	for _, want := range []string{`"reaper sweep"`, `"SandboxesKilled":2`, `"RunsInterrupted":1`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the function's output lacks %s", want)
@@ -136,8 +130,8 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	// Neither source readable: E2B refuses the list and DynamoDB is gone.
 	// The invocation fails, so the schedule's alarm counts it.
 	f.FailListAfter(0, http.StatusInternalServerError)
-	_ = db.Close()
-	body, err = emu.Invoke(ctx, payload)
+	_ = stack.DB.Close()
+	body, err = boot.Invoke(ctx, payload)
 	if (err == nil && !strings.Contains(string(body), "errorMessage")) || !strings.Contains(string(body)+errString(err), "no source could be read") {
 		t.Fatalf("a sweep without sources: %s %v", body, err)
 	}

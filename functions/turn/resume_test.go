@@ -73,8 +73,12 @@ func TestTurnSurvivesItsWorkerKilledAtEveryPoint(t *testing.T) {
 		{"during the code run", func(r *resumeRig) <-chan struct{} { return r.holdCodeRun() }, runs.InFlightTool, 3 * turns.EventFlushDelay},
 		{"model call 2 in flight", func(r *resumeRig) <-chan struct{} { return r.llm.holdBefore(1) }, runs.InFlightModel, 0},
 		{"model call 2 mid-stream", func(r *resumeRig) <-chan struct{} { return r.llm.holdMidStream(1) }, runs.InFlightModel, 0},
-		{"during the pod post", func(r *resumeRig) <-chan struct{} { return r.holdPost() }, runs.InFlightPost, 0},
-		{"after the answer, before the final write", func(r *resumeRig) <-chan struct{} { return r.db.holdFinal() }, runs.InFlightPost, 0},
+		// The answer rides on the events flush or the final write: a post
+		// longer than the flush has it durable, and a takeover posts it
+		// again under its key; a worker killed before either asks again.
+		{"during the pod post, its answer unrecorded", func(r *resumeRig) <-chan struct{} { return r.holdPost() }, runs.InFlightModel, 0},
+		{"during the pod post", func(r *resumeRig) <-chan struct{} { return r.holdPost() }, runs.InFlightPost, 3 * turns.EventFlushDelay},
+		{"after the answer, before the final write", func(r *resumeRig) <-chan struct{} { return r.db.holdFinal() }, runs.InFlightModel, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -187,7 +191,7 @@ func newResumeRig(t *testing.T, bootstrap string) *resumeRig {
 	})
 	broker := brokertest.New(t)
 	r.pod = podtest.New(t, broker.Accepts("commonly"))
-	if r.lam, err = lambdalocal.Start("TurnFunction"); err != nil {
+	if r.lam, err = lambdalocal.StartTaking("TurnFunction"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.lam.Close() })

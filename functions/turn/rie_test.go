@@ -10,11 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/commonly/runtime/infra/awslocal/lambdalocal"
 	"github.com/commonly/runtime/infra/awslocal/rie"
-	"github.com/commonly/runtime/infra/awslocal/secretsmanagerlocal"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/internal/awscalls"
-	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 	"github.com/commonly/runtime/shared/store"
@@ -30,15 +28,6 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	rieBin, bootstrap := rie.Binaries(t, os.Getenv, "TURN_BOOTSTRAP")
 	ctx := context.Background()
 	tables := store.Tables{State: "rie-state", Runs: "rie-runs"}
-	// Every request the stand-ins serve is the bootstrap's (the test
-	// makes none of its own).
-	var served awscalls.Recorder
-	db, err := dynamodblocal.NewWithTables(ctx, dynamodblocal.Config{Calls: &served}, tables)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	served.Take() // the tables' creation
 	// The model is the scripted LiteLLM and the sandbox provider the fake
 	// E2B, their keys the stack's way: each a secret's ARN, read once at
 	// the cold start.
@@ -47,28 +36,24 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	model := httptest.NewServer(llmtest.NewServer(llmKey, llmtest.Text("Hello from the scripted model.")))
 	defer model.Close()
 	e2bFake := e2btest.Start(t)
-	secrets, err := secretsmanagerlocal.Start(secretsmanagerlocal.Config{Calls: &served,
-		Secrets: map[string]string{llmARN: llmKey, e2bARN: e2btest.DefaultAPIKey}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer secrets.Close()
 	// A turn is dispatched as in AWS: the function invokes itself
-	// asynchronously (the Lambda stand-in queues it), and the test runs
-	// the queued invocation as Lambda would.
+	// asynchronously, and the Lambda stand-in runs the invocation through
+	// the same bootstrap, as Lambda would.
 	const fnName = "TurnFunction"
-	lam, err := lambdalocal.Start(fnName)
+	vars := map[string]string{"STATE_TABLE": tables.State, "RUNS_TABLE": tables.Runs, "TURN_DISPATCH": "lambda",
+		"AWS_LAMBDA_FUNCTION_NAME": fnName,
+		"LLM_BASE_URL":             model.URL, "LLM_API_KEY_SECRET_ARN": llmARN, "LLM_MODEL": "deepseek-v4-flash",
+		"STAGE": "dev", "SANDBOX": "e2b", "E2B_API_KEY_SECRET_ARN": e2bARN, "E2B_API_URL": e2bFake.URL}
+	// Every request the stand-ins serve is the bootstrap's (the test
+	// makes none of its own).
+	var served awscalls.Recorder
+	stack := localstack.StartTest(t, localstack.Config{Env: vars, Calls: &served, Emulator: rieBin,
+		Secrets: map[string]string{llmARN: llmKey, e2bARN: e2btest.DefaultAPIKey}})
+	served.Take() // the tables' creation
+	emu, err := stack.Bootstrap(localstack.Turn, bootstrap, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lam.Close()
-	lam.RecordCalls(&served)
-
-	vars := map[string]string{"STATE_TABLE": tables.State, "RUNS_TABLE": tables.Runs, "TURN_DISPATCH": "lambda",
-		"AWS_LAMBDA_FUNCTION_NAME": fnName, lambdalocal.EndpointVar: lam.URL, secretsmanagerlocal.EndpointVar: secrets.URL,
-		"LLM_BASE_URL": model.URL, "LLM_API_KEY_SECRET_ARN": llmARN, "LLM_MODEL": "deepseek-v4-flash",
-		"STAGE": "dev", "SANDBOX": "e2b", "E2B_API_KEY_SECRET_ARN": e2bARN, "E2B_API_URL": e2bFake.URL}
-	emu := rie.StartTest(t, rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), vars))
 
 	invoke := func(name string) map[string]any {
 		t.Helper()
@@ -104,13 +89,10 @@ func TestInvokeUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if replay["runId"] != accepted["runId"] {
 		t.Fatalf("replay: %v vs %v", replay, accepted)
 	}
-	// The queued dispatch runs the turn to its end.
-	queued := lam.Take()
-	if len(queued) != 1 {
-		t.Fatalf("%d dispatches queued, want 1", len(queued))
-	}
-	if body, err := emu.Invoke(ctx, queued[0].Payload); err != nil {
-		t.Fatalf("dispatch: %s %v", body, err)
+	// The one dispatch ran the turn to its end, through the bootstrap.
+	stack.Lambda.Wait()
+	if invs := stack.Invocations(); len(invs) != 1 || invs[0].Err != nil || !strings.Contains(string(invs[0].Answer), `"succeeded"`) {
+		t.Fatalf("the dispatches: %+v", invs)
 	}
 	if out := invoke("usage.json"); status(out) != 200 || !strings.Contains(out["body"].(string), `"turnsUsed":1`) {
 		t.Fatalf("usage: %v", out)

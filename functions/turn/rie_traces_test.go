@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/infra/awslocal/rie"
-	"github.com/commonly/runtime/internal/dynamodblocal"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 	"github.com/commonly/runtime/shared/store"
@@ -29,11 +29,6 @@ func TestTracesLeaveAfterEachAnswerUnderRuntimeInterfaceEmulator(t *testing.T) {
 	rieBin, bootstrap := rie.Binaries(t, os.Getenv, "TURN_BOOTSTRAP")
 	ctx := context.Background()
 	tables := store.Tables{State: "rie-traces-state", Runs: "rie-traces-runs"}
-	db, err := dynamodblocal.NewWithTables(ctx, dynamodblocal.Config{}, tables)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	const llmKey = "sk-litellm-rie-traces-9f8e7d"
 	model := httptest.NewServer(llmtest.NewServer(llmKey, llmtest.Text("unused")))
 	defer model.Close()
@@ -53,7 +48,11 @@ func TestTracesLeaveAfterEachAnswerUnderRuntimeInterfaceEmulator(t *testing.T) {
 		"LLM_BASE_URL": model.URL, "LLM_API_KEY": llmKey, "LLM_MODEL": "deepseek-v4-flash", "STAGE": "dev",
 		"SANDBOX": "e2b", "E2B_API_KEY": e2btest.DefaultAPIKey, "E2B_API_URL": e2bFake.URL,
 		"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL, "TRACES_SAMPLE_RATIO": "1"}
-	emu := rie.StartTest(t, rieBin, bootstrap, rie.Env(t.TempDir(), db.AWSEnv(), vars))
+	stack := localstack.StartTest(t, localstack.Config{Env: vars, Emulator: rieBin})
+	emu, err := stack.Bootstrap(localstack.Turn, bootstrap, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	payload, err := os.ReadFile(filepath.Join("testdata", "usage.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +75,7 @@ func TestTracesLeaveAfterEachAnswerUnderRuntimeInterfaceEmulator(t *testing.T) {
 	if bytes.Load() == 0 {
 		t.Error("the exports carried no spans")
 	}
-	if !strings.Contains(emu.Output(), "Internal agent "+tracing.ExtensionName) {
+	if !strings.Contains(emu.Emulator().Output(), "Internal agent "+tracing.ExtensionName) {
 		t.Errorf("the emulator did not register the %s extension", tracing.ExtensionName)
 	}
 }

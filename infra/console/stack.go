@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/commonly/runtime/shared/tablekeys"
+	"github.com/commonly/runtime/shared/utcday"
 )
 
 // installRef is an install as the state table names it; the page reads
@@ -39,7 +40,7 @@ func (c *Console) stack(w http.ResponseWriter, r *http.Request) {
 // list scans the state table for installs and users (an install's
 // owner, a plan's, a day's usage's today), sorted by id.
 func (c *Console) list(ctx context.Context) ([]installRef, []string, error) {
-	now := c.cfg.Now()
+	today := utcday.Of(c.cfg.Now())
 	installs := []installRef{}
 	seen := map[string]bool{}
 	in := &dynamodb.ScanInput{
@@ -60,7 +61,7 @@ func (c *Console) list(ctx context.Context) ([]installRef, []string, error) {
 			case tablekeys.Install(id):
 				user = str(item["userId"])
 				installs = append(installs, installRef{InstallID: id, UserID: user})
-			case tablekeys.Plan(id), tablekeys.Usage(id, now):
+			case tablekeys.Plan(id), tablekeys.UsageOnDay(id, today):
 			default:
 				continue
 			}

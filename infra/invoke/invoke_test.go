@@ -13,8 +13,6 @@ import (
 	"github.com/commonly/runtime/internal/dynamodblocal"
 )
 
-const module = "github.com/commonly/runtime/"
-
 // turnOrder is the order the turn's event files tell a story in: an
 // install, its owner's plan, a migration, a turn (dispatched to the
 // function itself and run), its usage, its runs; files not listed run after these,
@@ -107,14 +105,7 @@ var expectations = map[string]expect{
 // asset was built from are invoked through it. `make test` synthesizes
 // the template first and sets CDK_TEMPLATE and RIE_BIN.
 func TestEveryEventFileFromTheTemplate(t *testing.T) {
-	tpl, rie := os.Getenv("CDK_TEMPLATE"), os.Getenv("RIE_BIN")
-	if tpl == "" || rie == "" {
-		t.Skip("CDK_TEMPLATE and RIE_BIN are set by `make test` (after `make synth`)")
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tpl, rie, root := templateAndEmulator(t)
 	tmpl, err := loadTemplate(tpl, dynamodblocal.Region)
 	if err != nil {
 		t.Fatal(err)
@@ -144,9 +135,7 @@ func TestEveryEventFileFromTheTemplate(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() {
-				if err := s.close(); err != nil {
-					t.Error(err)
-				}
+				s.close()
 				if t.Failed() {
 					t.Logf("function output:\n%s", logs.String())
 				}
@@ -199,4 +188,69 @@ func rank(path string) int {
 		return i
 	}
 	return len(turnOrder)
+}
+
+// Issue 35: make invoke's session on its happy path, as docs/local.md
+// walks it: an install, a turn (its dispatch run through the same
+// bootstrap, its answer posted to the local pod backend), the alarm fed
+// the session's own runs stream (EVENT=stream), the usage then counting
+// the turn's cost. No line says ERROR or failed; each invoke exits 0.
+func TestSessionHappyPath(t *testing.T) {
+	tpl, rie, root := templateAndEmulator(t)
+	dir := t.TempDir()
+	invoke := func(fn, event string) string {
+		t.Helper()
+		if event != StreamEvent {
+			event = filepath.Join(root, "functions", event)
+		}
+		var logs, out bytes.Buffer
+		err := run(context.Background(), config{
+			Template: tpl, Function: fn, EnvFile: filepath.Join(root, "infra", "invoke", "local.env.json"),
+			RIE: rie, BinDir: filepath.Join(root, "bin"), Logs: &logs, SessionDir: dir,
+		}, event, "", &out)
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, "ERROR") || strings.Contains(strings.ReplaceAll(line, `"failed":0`, ""), "failed") {
+				t.Errorf("%s %s printed %q", fn, filepath.Base(event), line)
+			}
+		}
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", fn, event, err, logs.String())
+		}
+		return out.String()
+	}
+	invoke("TurnFunction", "turn/testdata/put-install.json")
+	if out := invoke("TurnFunction", "turn/testdata/submit-turn.json"); !strings.Contains(out, `\"status\":\"queued\"`) {
+		t.Fatalf("submit: %s", out)
+	}
+	if out := invoke("AlarmFunction", StreamEvent); !strings.Contains(out, `"batchItemFailures":[]`) {
+		t.Fatalf("the alarm on the session's stream: %s", out)
+	}
+	var usage struct{ Body string }
+	var u struct {
+		TurnsUsed  int   `json:"turnsUsed"`
+		CostMicros int64 `json:"costMicros"`
+	}
+	out := invoke("TurnFunction", "turn/testdata/usage.json")
+	if json.Unmarshal([]byte(out), &usage) != nil || json.Unmarshal([]byte(usage.Body), &u) != nil || u.TurnsUsed != 1 || u.CostMicros <= 0 {
+		t.Errorf("usage after the session's turn and its alarm: %s", out)
+	}
+	if recs, err := pendingStream(dir); err != nil || len(recs) != 0 {
+		t.Errorf("records still pending after the alarm took them: %d %v", len(recs), err)
+	}
+}
+
+// templateAndEmulator are the synthesized template and the emulator
+// `make test` names (CDK_TEMPLATE, RIE_BIN; t is skipped without them),
+// and the repository's root.
+func templateAndEmulator(t *testing.T) (tpl, rie, root string) {
+	t.Helper()
+	tpl, rie = os.Getenv("CDK_TEMPLATE"), os.Getenv("RIE_BIN")
+	if tpl == "" || rie == "" {
+		t.Skip("CDK_TEMPLATE and RIE_BIN are set by `make test` (after `make synth`)")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tpl, rie, root
 }

@@ -7,21 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
-	"github.com/commonly/runtime/infra/awslocal/lambdalocal"
-	"github.com/commonly/runtime/infra/awslocal/rie"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/internal/dynamodblocal"
-	"github.com/commonly/runtime/shared/store"
 )
-
-// maxAsyncRounds bounds the invocations an invocation's asynchronous
-// invocations may chain (a turn dispatches one).
-const maxAsyncRounds = 10
 
 // config is one `make invoke`.
 type config struct {
@@ -35,34 +30,39 @@ type config struct {
 	// SessionDir, when set, keeps the embedded DynamoDB's items between
 	// invokes (SESSION=dir): loaded at start, saved by save.
 	SessionDir string
+	// RetryDelay is the wait before a failed asynchronous invocation's
+	// retry (Lambda's two retries; zero: a second).
+	RetryDelay time.Duration
 }
 
-// session is one function running under the emulator, with its local
-// AWS (infra/awslocal): the embedded DynamoDB (tables by
-// store.CreateTables), the EventBridge stand-in and the Lambda stand-in
-// for its self-invokes.
+// session is one function running under the emulator on the local
+// stack (infra/localstack): the embedded DynamoDB (tables by
+// store.CreateTables), the EventBridge stand-in, the Lambda stand-in for
+// its self-invokes, each run through the same bootstrap and retried as
+// Lambda retries, and the local pod backend and broker when the
+// environment names none.
 type session struct {
 	fn      *function
 	pkg     string // the bootstrap's main package
-	db      *dynamodblocal.Server
-	bus     *eventbridgelocal.Server
-	lambda  *lambdalocal.Server
-	emu     *rie.Emulator
+	st      *localstack.Stack
+	boot    *localstack.Bootstrap
 	timeout time.Duration
-	home    string
 	tables  []string
 	dir     string // SessionDir
+	// streamFrom is where the runs stream stood after the restore: what
+	// follows is this invoke's.
+	streamFrom uint64
 }
 
 // response is what an invocation returned, and what the asynchronous
-// invocations it made returned.
+// invocations it made returned, each attempt.
 type response struct {
 	Body          json.RawMessage
 	FunctionError bool
 	Async         []response
 }
 
-func start(ctx context.Context, cfg config) (s *session, err error) {
+func start(ctx context.Context, cfg config) (_ *session, err error) {
 	t, err := loadTemplate(cfg.Template, dynamodblocal.Region)
 	if err != nil {
 		return nil, err
@@ -71,11 +71,10 @@ func start(ctx context.Context, cfg config) (s *session, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s = &session{fn: f, timeout: time.Duration(f.Props.Timeout) * time.Second}
+	s := &session{fn: f, timeout: time.Duration(f.Props.Timeout) * time.Second}
 	defer func() {
 		if err != nil {
-			_ = s.close()
-			s = nil
+			s.close()
 		}
 	}()
 	var exe string
@@ -97,116 +96,96 @@ func start(ctx context.Context, cfg config) (s *session, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.db, err = dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", store.Tables{State: state, Runs: runs}); err != nil {
-		return nil, err
-	}
 	s.tables = []string{state, runs}
+	// The variables Lambda itself sets, from the template.
+	env["STATE_TABLE"], env["RUNS_TABLE"] = state, runs
+	env["AWS_LAMBDA_FUNCTION_NAME"] = f.ID
+	env["AWS_LAMBDA_FUNCTION_TIMEOUT"] = strconv.Itoa(f.Props.Timeout)
+	env["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = strconv.Itoa(f.Props.MemorySize)
+	if lc := f.Props.LoggingConfig; lc.LogFormat != "" {
+		env["AWS_LAMBDA_LOG_FORMAT"], env["AWS_LAMBDA_LOG_LEVEL"] = lc.LogFormat, lc.ApplicationLogLevel
+	}
 	if s.dir = cfg.SessionDir; s.dir != "" {
 		if err := os.MkdirAll(s.dir, 0o755); err != nil {
 			return nil, err
 		}
-		n, err := loadState(ctx, s.db.URL, s.dir)
+	}
+	if s.st, err = localstack.Start(ctx, localstack.Config{
+		Env: env, Pods: localstack.NewPods(), Emulator: cfg.RIE, RetryDelay: cfg.RetryDelay,
+		EventBridge: eventbridgelocal.Config{EventsFile: cfg.EventsFile},
+		Log:         slog.New(slog.NewTextHandler(cfg.Logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}); err != nil {
+		return nil, err
+	}
+	if s.dir != "" {
+		n, err := loadState(ctx, s.st.DynamoDBURL, s.dir)
 		if err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(cfg.Logs, "make invoke: session %s: %d items restored\n", s.dir, n)
+		if _, s.streamFrom, err = s.st.DB.StreamRecords(ctx, runs, 0); err != nil {
+			return nil, err
+		}
 	}
-	if s.bus, err = eventbridgelocal.Start(eventbridgelocal.Config{EventsFile: cfg.EventsFile, Region: dynamodblocal.Region}); err != nil {
-		return nil, err
-	}
-	if s.lambda, err = lambdalocal.Start(f.ID, localPrefix+"lambda:"+dynamodblocal.Region+":"+localAccount+":function:"+f.ID); err != nil {
-		return nil, err
-	}
-	if s.home, err = os.MkdirTemp("", "invoke-home-"); err != nil {
-		return nil, err
-	}
-	if s.emu, err = rie.Start(cfg.RIE, exe, s.processEnv(env), cfg.Logs); err != nil {
+	kind := localstack.Function(strings.TrimPrefix(s.pkg, module+"functions/"))
+	if s.boot, err = s.st.Bootstrap(kind, exe, nil, cfg.Logs); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// processEnv is the emulator's environment: the function's variables,
-// the variables Lambda itself sets (from the template), and the local
-// endpoints, nothing of this process's own.
-func (s *session) processEnv(fnEnv map[string]string) []string {
-	lambdaEnv := map[string]string{
-		"PATH":                            "/usr/local/bin:/usr/bin:/bin",
-		"AWS_LAMBDA_FUNCTION_NAME":        s.fn.ID,
-		"AWS_LAMBDA_FUNCTION_TIMEOUT":     strconv.Itoa(s.fn.Props.Timeout),
-		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": strconv.Itoa(s.fn.Props.MemorySize),
-		eventbridgelocal.EndpointVar:      s.bus.URL,
-		lambdalocal.EndpointVar:           s.lambda.URL,
-	}
-	if lc := s.fn.Props.LoggingConfig; lc.LogFormat != "" {
-		lambdaEnv["AWS_LAMBDA_LOG_FORMAT"] = lc.LogFormat
-		lambdaEnv["AWS_LAMBDA_LOG_LEVEL"] = lc.ApplicationLogLevel
-	}
-	return rie.Env(s.home, lambdaEnv, s.db.AWSEnv(), fnEnv)
-}
+// module is this repository's module path, which the functions' main
+// packages are under.
+const module = "github.com/commonly/runtime/"
 
-// invoke posts one event and then runs, in order, the asynchronous
-// invocations it made of this function.
+// invoke posts one event, then waits for the asynchronous invocations it
+// made of this function, run by the Lambda stand-in through the same
+// bootstrap (retried as Lambda retries them), and returns every attempt.
 func (s *session) invoke(ctx context.Context, payload []byte) (response, error) {
+	before := len(s.st.Invocations())
 	resp, err := s.post(ctx, payload)
-	if err != nil {
-		return resp, err
+	s.st.Lambda.Wait()
+	for _, inv := range s.st.Invocations()[before:] {
+		resp.Async = append(resp.Async, answer(inv.Answer, inv.Err))
 	}
-	for round := 0; round < maxAsyncRounds; round++ {
-		queued := s.lambda.Take()
-		if len(queued) == 0 {
-			return resp, nil
-		}
-		for _, q := range queued {
-			a, err := s.post(ctx, q.Payload)
-			if err != nil {
-				return resp, fmt.Errorf("asynchronous invocation: %w", err)
-			}
-			resp.Async = append(resp.Async, a)
-		}
-	}
-	return resp, fmt.Errorf("more than %d rounds of asynchronous invocations", maxAsyncRounds)
+	return resp, err
 }
 
 // post invokes the function through the emulator once.
 func (s *session) post(ctx context.Context, payload []byte) (response, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout+10*time.Second)
 	defer cancel()
-	body, err := s.emu.Invoke(ctx, payload)
-	if err != nil {
+	body, err := s.boot.Invoke(ctx, payload)
+	var fnErr *localstack.FunctionError
+	if err != nil && !errors.As(err, &fnErr) {
 		return response{}, fmt.Errorf("invoke %s: %w", s.fn.ID, err)
 	}
-	var fnErr struct {
-		Type string `json:"errorType"`
-	}
-	_ = json.Unmarshal(body, &fnErr)
-	return response{Body: json.RawMessage(bytes.TrimSpace(body)), FunctionError: fnErr.Type != ""}, nil
+	return answer(body, err), nil
 }
 
-// save keeps the session's items for the next invoke (no session: nothing).
+// answer is one invocation's response: its body, and whether the
+// function failed.
+func answer(body []byte, err error) response {
+	if len(bytes.TrimSpace(body)) == 0 && err != nil {
+		body, _ = json.Marshal(map[string]string{"errorMessage": err.Error()})
+	}
+	return response{Body: json.RawMessage(bytes.TrimSpace(body)), FunctionError: err != nil}
+}
+
+// save keeps the session's items for the next invoke, and the runs
+// stream's records it wrote for the alarm function (no session: nothing).
 func (s *session) save(ctx context.Context) error {
 	if s.dir == "" {
 		return nil
 	}
-	return saveState(ctx, s.db.URL, s.dir, s.tables...)
+	if err := s.keepStream(ctx); err != nil {
+		return err
+	}
+	return saveState(ctx, s.st.DynamoDBURL, s.dir, s.tables...)
 }
 
-func (s *session) close() error {
-	var errs []error
-	if s.emu != nil {
-		_ = s.emu.Close() // killed: its exit status says nothing
+func (s *session) close() {
+	if s.st != nil {
+		s.st.Close()
 	}
-	if s.lambda != nil {
-		errs = append(errs, s.lambda.Close())
-	}
-	if s.bus != nil {
-		errs = append(errs, s.bus.Close())
-	}
-	if s.db != nil {
-		errs = append(errs, s.db.Close())
-	}
-	if s.home != "" {
-		errs = append(errs, os.RemoveAll(s.home))
-	}
-	return errors.Join(errs...)
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,9 +19,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/commonly/runtime/api/apitest"
-	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
-	"github.com/commonly/runtime/internal/dynamodblocal"
+	"github.com/commonly/runtime/infra/localstack"
 )
 
 // TestClientExampleAgainstTheLocalStack runs the TypeScript example client
@@ -42,50 +38,31 @@ func TestClientExampleAgainstTheLocalStack(t *testing.T) {
 		t.Skip("no node")
 	}
 	ctx := context.Background()
-	pods := newBackend()
-	podsURL, podsSrv, err := pods.serve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer podsSrv.Close()
 	env := localEnv(func(string) string { return "" })
-	env["COMMONLY_API_URL"], env["BROKER_URL"], env["BROKER_TOKEN"] = podsURL, podsURL, pods.serviceToken
-	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", cfg.Tables)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	built, lam, err := buildTurn(ctx, cfg, app.Deps{Dynamo: db.Client(), Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lam != nil {
-		defer lam.Close()
-	}
 	secret := []byte("client-example-secret")
-	// What the client sends and gets is checked against the document too.
-	invoke := func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
-		resp := built.Handler.HandleHTTP(ctx, ev)
-		apitest.Check(t, ev, resp)
-		return resp
-	}
-	// The events route, its first connection cut after three events: the
+	// What the client sends and gets is checked against the document too;
+	// the events route's first connection is cut after three events: the
 	// client must resume with Last-Event-ID.
-	events, err := eventsHandler(db.Client(), cfg.Tables, secret, log)
+	var cut *cutOnce
+	st, err := localstack.Start(ctx, localstack.Config{Env: env, Pods: localstack.NewPods(), Functions: []localstack.Function{localstack.Turn, localstack.Events}, JWTSecret: secret,
+		Faults: localstack.Faults{
+			API: func(next localstack.APIHandler) localstack.APIHandler {
+				return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+					resp := next(ctx, ev)
+					apitest.Check(t, ev, resp)
+					return resp
+				}
+			},
+			Events: func(h http.Handler) http.Handler { cut = &cutOnce{h: h, after: 3}; return cut },
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cut := &cutOnce{h: events, after: 3}
-	api := httptest.NewServer(&apigatewaylocal.Gateway{Secret: secret, Invoke: invoke, Events: cut, Log: log})
-	defer api.Close()
+	defer st.Close()
+	api := struct{ URL string }{st.APIURL}
 
 	admin, _ := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, time.Now())
-	status, body, err := call(ctx, "PUT", api.URL+"/v1/installs/demo-install", admin, nil, demoInstallBody())
+	status, body, err := localstack.Call(ctx, "PUT", api.URL+"/v1/installs/demo-install", admin, nil, demoInstallBody())
 	if err != nil || status != 201 {
 		t.Fatalf("create install: %d %s %v", status, body, err)
 	}

@@ -5,30 +5,34 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/console"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/tracing"
 )
 
 // withConsole puts the local console (infra/console) in front of the
-// gateway: its page at /, the API's reference at /docs, every other path
-// the API's.
-func withConsole(api http.Handler, st *stack, cfg app.Config, secret []byte) (*console.Console, error) {
+// stack's gateway: its page at /, the API's reference at /docs, every
+// other path the API's.
+func withConsole(st *localstack.Stack, api http.Handler, tr trace, secret []byte) (http.Handler, error) {
 	root := repoRoot()
-	return console.New(console.Config{
-		API: api, Secret: secret, DB: st.ddb, StateTable: cfg.Tables.State,
-		TracesFile: st.traceFile, Flush: st.traces.Flush, Alarm: st.alarm.cfg.Threshold,
+	cfg := console.Config{
+		API: api, Secret: secret, DB: st.Dynamo(), StateTable: st.Tables.State,
+		TracesFile: tr.file, Alarm: st.AlarmConfig.Threshold,
 		ClientDir: filepath.Join(root, "api", "client-example"), WebDir: filepath.Join(root, "infra", "console", "web"),
-	})
+	}
+	if tr.provider != nil {
+		cfg.Flush = tr.provider.Flush
+	}
+	return console.New(cfg)
 }
 
-// consoleLabel is the banner's line for the console.
-func consoleLabel(base string, st *stack) string {
-	traces := "no spans: TRACES_FILE is off"
-	if st.traceFile != "" {
-		traces = "spans from " + st.traceFile
+// consoleTraces says where the stack's spans go, which the console and
+// the demo read.
+func consoleTraces(tr trace) string {
+	if tr.file == "" {
+		return "not to a file (TRACES_FILE is off): the console shows none"
 	}
-	return base + "/ (installs, usage, runs live, transcripts, traces; " + traces + "), the API reference at " + base + "/docs"
+	return tr.file + " (TRACES_FILE)"
 }
 
 // tracesByDefault gives the stack a span file in the temporary directory,

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/tools/pod"
@@ -42,7 +42,7 @@ const demoMessage = "Hello! What is the sum of the squares of 1..10?\n\n```pytho
 
 // demo creates the demo install through the API, runs one turn through
 // the API and prints its transcript, usage and cost, and how to call it.
-func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods *backend, st *stack, out *os.File) error {
+func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods *localstack.Pods, tr trace, out io.Writer) error {
 	now := time.Now()
 	admin, err := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, now)
 	if err != nil {
@@ -52,7 +52,7 @@ func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods 
 	if err != nil {
 		return err
 	}
-	status, body, err := call(ctx, http.MethodPut, base+"/v1/installs/"+demoInstall, admin, nil, demoInstallBody())
+	status, body, err := localstack.Call(ctx, http.MethodPut, base+"/v1/installs/"+demoInstall, admin, nil, demoInstallBody())
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods 
 
 	fmt.Fprintln(out, "Demo turn: POST /v1/installs/demo-install/turns, then its events as they happen (GET /v1/runs/{runId}/events)")
 	fmt.Fprintln(out, indent(demoMessage, "  > "))
-	status, body, err = call(ctx, http.MethodPost, base+"/v1/installs/"+demoInstall+"/turns", user,
+	status, body, err = localstack.Call(ctx, http.MethodPost, base+"/v1/installs/"+demoInstall+"/turns", user,
 		map[string]string{"Idempotency-Key": fmt.Sprintf("demo-%d", now.UnixNano())},
 		mustJSON(map[string]string{"message": demoMessage, "trigger": "demo"}))
 	if err != nil {
@@ -77,14 +77,14 @@ func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods 
 		if err := printEvents(ctx, base, user, run.RunID, out); err != nil {
 			fmt.Fprintf(out, "  events: %v\n", err)
 		}
-		if status, body, err = call(ctx, http.MethodGet, base+"/v1/runs/"+run.RunID, user, nil, ""); err == nil && status == http.StatusOK && json.Unmarshal(body, &run) == nil {
+		if status, body, err = localstack.Call(ctx, http.MethodGet, base+"/v1/runs/"+run.RunID, user, nil, ""); err == nil && status == http.StatusOK && json.Unmarshal(body, &run) == nil {
 			printRun(out, &run)
-			printTrace(ctx, out, st, &run)
+			printTrace(ctx, out, tr, &run)
 		}
 	}
 	if pods != nil {
 		fmt.Fprintln(out, "\n  pod demo-pod now reads:")
-		for _, m := range pods.podMessages("demo-pod") {
+		for _, m := range pods.Messages("demo-pod") {
 			fmt.Fprintln(out, indent(m.Author+": "+m.Content, "    | "))
 		}
 	}
@@ -97,7 +97,7 @@ func demo(ctx context.Context, base string, secret []byte, cfg app.Config, pods 
 		}
 	}
 	if cfg.SpendCap > 0 {
-		status, body, err = call(ctx, http.MethodPost, base+"/v1/installs/"+demoInstall+"/turns", user, nil,
+		status, body, err = localstack.Call(ctx, http.MethodPost, base+"/v1/installs/"+demoInstall+"/turns", user, nil,
 			mustJSON(map[string]string{"message": "One more, please.", "trigger": "demo"}))
 		if err == nil {
 			fmt.Fprintf(out, "\nA second turn with DAILY_SPEND_CAP_USD=%s: %d %s\n", cfg.SpendCap.USD(), status, bytes.TrimSpace(body))
@@ -147,27 +147,6 @@ func printRun(out io.Writer, r *runs.Run) {
 		r.CostMicros, r.Cost.ModelMicros, r.Cost.SandboxMicros, r.Cost.SearchMicros, r.Cost.PriceVersion)
 }
 
-func call(ctx context.Context, method, url, token string, headers map[string]string, body string) (int, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 40*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	return res.StatusCode, b, err
-}
-
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -191,7 +170,7 @@ func oneLine(s string, n int) string {
 func countedUsage(ctx context.Context, base, token string, cost money.Micros) ([]byte, error) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		status, body, err := call(ctx, http.MethodGet, base+"/v1/me/usage", token, nil, "")
+		status, body, err := localstack.Call(ctx, http.MethodGet, base+"/v1/me/usage", token, nil, "")
 		if err != nil || status != http.StatusOK {
 			return body, fmt.Errorf("usage: %d %v", status, err)
 		}

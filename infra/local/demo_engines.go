@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/runs"
 )
 
@@ -18,7 +19,7 @@ import (
 func demoEngines(ctx context.Context, base, admin, user string, out io.Writer) error {
 	fmt.Fprintln(out, "\nBoth engines: the demo install moved to durable-object and back (POST /v1/installs/demo-install/migration), a turn at each step:")
 	for i, state := range []string{"in-progress", "done", "rolled-back"} {
-		status, body, err := call(ctx, http.MethodPost, base+"/v1/installs/"+demoInstall+"/migration", admin, nil,
+		status, body, err := localstack.Call(ctx, http.MethodPost, base+"/v1/installs/"+demoInstall+"/migration", admin, nil,
 			mustJSON(map[string]string{"to": "durable-object", "state": state}))
 		if err != nil {
 			return err
@@ -30,7 +31,7 @@ func demoEngines(ctx context.Context, base, admin, user string, out io.Writer) e
 		if status != http.StatusOK || json.Unmarshal(body, &in) != nil {
 			return fmt.Errorf("migration %s: %d %s", state, status, body)
 		}
-		status, body, err = call(ctx, http.MethodPost, base+"/v1/installs/"+demoInstall+"/turns", user,
+		status, body, err = localstack.Call(ctx, http.MethodPost, base+"/v1/installs/"+demoInstall+"/turns", user,
 			map[string]string{"Prefer": "wait=25", "Idempotency-Key": fmt.Sprintf("demo-engines-%d-%d", time.Now().UnixNano(), i)},
 			mustJSON(map[string]string{"message": "Which engine answers this turn?", "trigger": "demo"}))
 		if err != nil {

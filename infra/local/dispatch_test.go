@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/runs"
 )
 
@@ -19,13 +20,13 @@ import (
 // the same stack answers 200 with the finished run.
 func TestLocalStackDispatchesAsynchronously(t *testing.T) {
 	s := startLocal(t, nil)
-	if out := s.Output(); !strings.Contains(out, "dispatch:   lambda: asynchronous Invoke") {
+	if out := s.Output(); !strings.Contains(out, "dispatch  each turn an asynchronous Invoke") {
 		t.Errorf("the banner does not say how turns are dispatched:\n%s", out)
 	}
 	ctx := context.Background()
 	user, _ := apigatewaylocal.MintToken(s.secret, demoUser, nil, time.Hour, time.Now())
 
-	status, body, err := call(ctx, http.MethodPost, s.base+"/v1/installs/"+demoInstall+"/turns", user,
+	status, body, err := localstack.Call(ctx, http.MethodPost, s.base+"/v1/installs/"+demoInstall+"/turns", user,
 		map[string]string{"Idempotency-Key": "async-1"}, mustJSON(map[string]string{"message": "```python\nprint(6*7)\n```"}))
 	var run runs.Run
 	if err != nil || status != http.StatusAccepted || json.Unmarshal(body, &run) != nil || run.Status != runs.StatusQueued {
@@ -37,7 +38,7 @@ func TestLocalStackDispatchesAsynchronously(t *testing.T) {
 			t.Fatalf("the dispatched run ended %s", run.Status)
 		}
 		time.Sleep(50 * time.Millisecond)
-		status, body, err = call(ctx, http.MethodGet, s.base+"/v1/runs/"+run.RunID, user, nil, "")
+		status, body, err = localstack.Call(ctx, http.MethodGet, s.base+"/v1/runs/"+run.RunID, user, nil, "")
 		if err != nil || status != http.StatusOK || json.Unmarshal(body, &run) != nil {
 			t.Fatalf("GET the run: %d %s %v", status, body, err)
 		}
@@ -46,7 +47,7 @@ func TestLocalStackDispatchesAsynchronously(t *testing.T) {
 		t.Errorf("the run's answer: %q\n%s", run.FinalMessage, s.Output())
 	}
 
-	status, body, err = call(ctx, http.MethodPost, s.base+"/v1/installs/"+demoInstall+"/turns", user,
+	status, body, err = localstack.Call(ctx, http.MethodPost, s.base+"/v1/installs/"+demoInstall+"/turns", user,
 		map[string]string{"Idempotency-Key": "async-2", "Prefer": "wait=20"}, mustJSON(map[string]string{"message": "hello"}))
 	if err != nil || status != http.StatusOK || json.Unmarshal(body, &run) != nil || run.Status != runs.StatusSucceeded {
 		t.Fatalf("with Prefer: wait=20: %d %s %v, want 200 and the finished run", status, body, err)

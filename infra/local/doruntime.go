@@ -1,12 +1,15 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/engine/durableobject/dotest"
 )
 
@@ -31,7 +34,7 @@ type doRuntime struct {
 
 // startDORuntime starts the stand-in unless DO_RUNTIME_URL is set, and
 // points env at it with a token of its own.
-func startDORuntime(env map[string]string, pods *backend) (*doRuntime, error) {
+func startDORuntime(env map[string]string, pods *localstack.Pods) (*doRuntime, error) {
 	if env["DO_RUNTIME_URL"] != "" {
 		return &doRuntime{}, nil
 	}
@@ -44,7 +47,7 @@ func startDORuntime(env map[string]string, pods *backend) (*doRuntime, error) {
 		}
 		answer := fmt.Sprintf("[durable object runtime, local stand-in] agent %s (instance %s) read: %q", t.AgentName, t.InstanceID, t.Message)
 		if pods != nil {
-			pods.add(t.PodID, t.AgentName, answer)
+			pods.Add(t.PodID, t.AgentName, answer)
 		}
 		reply := dotest.Reply{FinalMessage: answer, Usage: &dotest.Usage{
 			// What a model call of this size would report: the runtime's
@@ -72,11 +75,17 @@ func (d *doRuntime) close() {
 	}
 }
 
-// label is the start banner's line.
+// label is the start banner's line (and its second).
 func (d *doRuntime) label(env map[string]string) string {
 	if d.url == "" {
 		return env["DO_RUNTIME_URL"] + " (DO_RUNTIME_URL)"
 	}
-	return fmt.Sprintf("local stand-in at %s on the fallback engine's wire (no DO_RUNTIME_URL): answers with usage and posts to the pod; a message with %s fails (502), with %s answers after %s",
-		d.url, doFail, doSlow, doSlowDelay)
+	return fmt.Sprintf("durable object runtime: local stand-in at %s (no DO_RUNTIME_URL),\n"+
+		"            with usage, posting to the pod; %s fails (502), %s answers after %s", d.url, doFail, doSlow, doSlowDelay)
+}
+
+func randomToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "local-" + hex.EncodeToString(b[:])
 }

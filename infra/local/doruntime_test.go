@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/runs"
 )
 
@@ -22,7 +23,7 @@ func TestLocalStackServesBothEngines(t *testing.T) {
 	s := startLocal(t, nil)
 	out := s.Output()
 	for _, want := range []string{
-		`durable object runtime: local stand-in at http://127\.0\.0\.1:\d+`,
+		`DO +durable object runtime: local stand-in at http://127\.0\.0\.1:\d+`,
 		`in-progress +engine native, engineInEffect native -> turn on native: succeeded`,
 		`done +engine native, engineInEffect durable-object -> turn on durable-object: succeeded, \d+ tokens, \$0\.0000[1-9]`,
 		`rolled-back +engine native, engineInEffect native -> turn on native: succeeded`,
@@ -36,13 +37,13 @@ func TestLocalStackServesBothEngines(t *testing.T) {
 	ctx := context.Background()
 	admin, _ := apigatewaylocal.MintServiceToken(s.secret, apigatewaylocal.ServiceSubject, time.Now())
 	user, _ := apigatewaylocal.MintToken(s.secret, "do-user", nil, time.Hour, time.Now())
-	if status, body, err := call(ctx, http.MethodPut, s.base+"/v1/installs/do-install", admin, nil,
+	if status, body, err := localstack.Call(ctx, http.MethodPut, s.base+"/v1/installs/do-install", admin, nil,
 		`{"userId":"do-user","podId":"do-pod","agentName":"old-agent","engine":"durable-object"}`); err != nil || status != http.StatusCreated {
 		t.Fatalf("install: %d %s %v", status, body, err)
 	}
 	turn := func(msg string) runs.Run {
 		t.Helper()
-		status, body, err := call(ctx, http.MethodPost, s.base+"/v1/installs/do-install/turns", user, map[string]string{"Prefer": "wait=20"}, mustJSON(map[string]string{"message": msg}))
+		status, body, err := localstack.Call(ctx, http.MethodPost, s.base+"/v1/installs/do-install/turns", user, map[string]string{"Prefer": "wait=20"}, mustJSON(map[string]string{"message": msg}))
 		var run runs.Run
 		if err != nil || status != http.StatusOK || json.Unmarshal(body, &run) != nil {
 			t.Fatalf("turn %q: %d %s %v", msg, status, body, err)

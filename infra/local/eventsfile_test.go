@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,25 +10,27 @@ import (
 // and keeps the one EVENTS_FILE named.
 func TestEventsFileRemovedUnlessNamed(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
-	a, err := startAlarmBus(localEnv(func(string) string { return "" }), io.Discard)
+	f, err := openEventsFile("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	created := a.file.Name()
-	if _, err := os.Stat(created); err != nil {
+	if _, err := os.Stat(f.path); err != nil {
 		t.Fatalf("the events file was not created: %v", err)
 	}
-	a.close()
-	if _, err := os.Stat(created); !os.IsNotExist(err) {
+	f.close()
+	if _, err := os.Stat(f.path); !os.IsNotExist(err) {
 		t.Errorf("the file the stack created is still there after it stopped: %v", err)
 	}
 
 	named := filepath.Join(t.TempDir(), "events.jsonl")
-	a, err = startAlarmBus(localEnv(func(k string) string { return map[string]string{"EVENTS_FILE": named}[k] }), io.Discard)
+	if err := os.WriteFile(named, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err = openEventsFile(named)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.close()
+	f.close()
 	if _, err := os.Stat(named); err != nil {
 		t.Errorf("the file EVENTS_FILE named was removed: %v", err)
 	}

@@ -9,25 +9,33 @@ import (
 
 	"github.com/commonly/runtime/infra/console"
 	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/tracing"
 )
+
+// trace is the stack's tracer provider and the file it writes
+// (TRACES_FILE; "" when it writes elsewhere or is off).
+type trace struct {
+	provider *tracing.Provider
+	file     string
+}
 
 // printTrace prints the turn's span tree from TRACES_FILE after the
 // transcript: each span's name and duration, with tokens and cost where
 // it has them. Nothing when tracing is off or writes elsewhere.
-func printTrace(ctx context.Context, out io.Writer, st *stack, r *runs.Run) {
-	if st == nil || st.traceFile == "" || r.TraceID == "" {
+func printTrace(ctx context.Context, out io.Writer, tr trace, r *runs.Run) {
+	if tr.provider == nil || tr.file == "" || r.TraceID == "" {
 		return
 	}
-	if err := st.traces.Flush(ctx); err != nil {
+	if err := tr.provider.Flush(ctx); err != nil {
 		fmt.Fprintf(out, "\n  trace %s: not flushed: %v\n", r.TraceID, err)
 		return
 	}
-	spans, err := console.ReadTrace(st.traceFile, r.TraceID)
+	spans, err := console.ReadTrace(tr.file, r.TraceID)
 	if err != nil || len(spans) == 0 {
-		fmt.Fprintf(out, "\n  trace %s: not in %s (%v)\n", r.TraceID, st.traceFile, err)
+		fmt.Fprintf(out, "\n  trace %s: not in %s (%v)\n", r.TraceID, tr.file, err)
 		return
 	}
-	fmt.Fprintf(out, "\n  trace %s (%d spans, in %s):\n", r.TraceID, len(spans), st.traceFile)
+	fmt.Fprintf(out, "\n  trace %s (%d spans, in %s):\n", r.TraceID, len(spans), tr.file)
 	writeTree(out, spans)
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -18,6 +19,8 @@ type localStack struct {
 	secret []byte
 	mu     sync.Mutex
 	out    strings.Builder // everything it printed
+	// stop ends it as Ctrl-C does and returns what run returned.
+	stop func() error
 }
 
 // Output is what the stack printed so far.
@@ -56,7 +59,9 @@ func startLocal(t *testing.T, env map[string]string) *localStack {
 		s.secret = []byte(v)
 	}
 	serving := make(chan struct{})
+	scanned := make(chan struct{})
 	go func() {
+		defer close(scanned)
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		once := sync.Once{}
@@ -74,15 +79,23 @@ func startLocal(t *testing.T, env map[string]string) *localStack {
 		}
 		_, _ = io.Copy(io.Discard, r)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("the local stack stopped with %v", err)
+	var once sync.Once
+	var stopErr error
+	s.stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(30 * time.Second):
+				stopErr = errors.New("the local stack did not stop")
 			}
-		case <-time.After(30 * time.Second):
-			t.Error("the local stack did not stop")
+			<-scanned
+		})
+		return stopErr
+	}
+	t.Cleanup(func() {
+		if err := s.stop(); err != nil {
+			t.Errorf("the local stack stopped with %v", err)
 		}
 	})
 	select {

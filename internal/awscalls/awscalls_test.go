@@ -51,7 +51,7 @@ func TestClientAndStandInRecordTheSameCalls(t *testing.T) {
 	}
 	defer sm.Close()
 	const fnARN = "arn:aws:lambda:us-east-1:123456789012:function:turn"
-	fn, err := lambdalocal.Start("turn", fnARN)
+	fn, err := lambdalocal.Start(lambdalocal.RunConfig{Run: func(context.Context, []byte) error { return nil }}, "turn", fnARN)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package dynamodblocal
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"sync"
@@ -140,4 +142,27 @@ func (s *stream) oldest() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.first
+}
+
+// StreamRecords returns the records of table's stream from sequence
+// number from on (0: the oldest kept), each as Lambda passes it to a
+// function (an events.DynamoDBEventRecord's JSON), and the sequence
+// number the next record will have: for a caller that delivers the
+// stream itself, from one process to the next (make invoke's session).
+func (s *Server) StreamRecords(ctx context.Context, table string, from uint64) ([]json.RawMessage, uint64, error) {
+	info, err := s.describe(ctx, table)
+	if err != nil {
+		return nil, 0, err
+	}
+	if info.StreamViewType == "" {
+		return nil, 0, fmt.Errorf("read the stream of %s: %w", table, ErrNoStream)
+	}
+	st := s.stream(info.StreamARN, table, info.StreamViewType)
+	next := st.latest()
+	recs, _, _ := st.read(from, int(next-min(from, next)))
+	out := make([]json.RawMessage, len(recs))
+	for i, r := range recs {
+		out[i] = r.data
+	}
+	return out, next, nil
 }

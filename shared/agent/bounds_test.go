@@ -88,7 +88,7 @@ func TestBounds(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, c.script...)
-			h.loop.cfg.Limits = c.limits
+			h.loop.cfg.Limits = c.limits.withDefaults()
 			h.pricer.worst = c.worst
 			work := &fakeTool{name: "work", fn: func(context.Context, json.RawMessage) tools.Result {
 				h.clock.Advance(c.toolTakes)
@@ -142,7 +142,7 @@ func TestModelCallCutByTheWallClock(t *testing.T) {
 		<-ctx.Done()
 		return nil, &llm.CallError{Kind: llm.ErrCall, Message: "context deadline exceeded"}
 	}})
-	h.loop.cfg.Limits = Limits{MaxWall: 30 * time.Millisecond}
+	h.loop.cfg.Limits = Limits{MaxWall: 30 * time.Millisecond}.withDefaults()
 	h.loop.cfg.Now = time.Now // the deadline is real time here
 	h.r().StartedAt = nil
 	out := h.run(context.Background())
@@ -154,7 +154,7 @@ func TestModelCallCutByTheWallClock(t *testing.T) {
 
 func TestToolCallCutByTheWallClockIsReportedThenTimesOut(t *testing.T) {
 	h := newHarness(t, calls(call("c1", "slow", `{}`)))
-	h.loop.cfg.Limits = Limits{MaxWall: 30 * time.Millisecond}
+	h.loop.cfg.Limits = Limits{MaxWall: 30 * time.Millisecond}.withDefaults()
 	h.loop.cfg.Now = time.Now
 	h.r().StartedAt = nil
 	slow := &fakeTool{name: "slow", fn: func(ctx context.Context, _ json.RawMessage) tools.Result {

@@ -250,12 +250,16 @@ type harness struct {
 func newHarness(t testing.TB, script ...reply) *harness {
 	h := &harness{clock: newClock(), pricer: &fakePricer{}, poster: &fakePoster{}}
 	h.model = &scriptedModel{t: t, clock: h.clock, script: script}
-	h.loop = &Loop{cfg: Config{
+	loop, err := New(Config{
 		Model: h.model, Pricer: h.pricer, Poster: h.poster,
 		ModelName: "deepseek-v4-flash", SearchProvider: "brave", SandboxProvider: "e2b",
 		Now:    h.clock.Now,
 		Logger: slog.New(slog.NewJSONHandler(&h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.loop = loop
 	started := h.clock.Now()
 	h.turn = TurnInput{
 		Run: &runs.Run{

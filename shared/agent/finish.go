@@ -58,22 +58,23 @@ func (tr *turn) answer(ctx context.Context, content, reason string) TurnResult {
 		return tr.finish(&Error{Kind: runs.ErrLLM, Message: fmt.Sprintf(
 			"the model's answer ended abnormally (finish reason %q)", knownFinish(reason))})
 	}
-	// Recorded before it is posted: an attempt that takes over after the
-	// post posts it again under the same key, which the backend drops,
-	// rather than ask the model for another.
+	// Journaled as every answer is, durable with the run's next write:
+	// the events flush (turns.EventFlushDelay after it, while the post
+	// goes on) or the final write, whichever comes first; no write of its
+	// own before the post (issue 34 holds the turn's CPU to what it was).
+	// An attempt that takes over once it is durable posts it again under
+	// the same key, which the backend drops, rather than ask the model
+	// for another; one stopped inside that window asks again (counted as
+	// a repeat), and the backend still keeps the pod's first answer.
+	// FinalMessage is set first, so that the write that makes the answer
+	// durable also makes a cancel too late.
+	tr.run.FinalMessage = content
 	final := entry{Kind: entryFinal, Content: content, Reason: reason}
 	if n := len(tr.run.Steps); n > 0 {
 		step, cost := tr.run.Steps[n-1], tr.lastCost
 		final.Record, final.Cost = &step, &cost
 	}
 	tr.journal(final)
-	// On the run before it is posted: from then on a cancel is too late.
-	tr.run.FinalMessage = content
-	if !tr.posted && !empty {
-		if e := tr.commitAnswer(ctx); e != nil {
-			return tr.finish(e)
-		}
-	}
 	return tr.deliver(ctx, content)
 }
 

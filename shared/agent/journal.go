@@ -28,7 +28,7 @@ type Journal interface {
 const (
 	entryAnswer = "answer" // a model answer that calls tools, as received
 	entryTool   = "tool"   // a tool call's result, as the model saw it
-	entryFinal  = "final"  // the final answer, before it is posted
+	entryFinal  = "final"  // the final answer, durable during its post
 )
 
 // entry is one journal entry, JSON-encoded.

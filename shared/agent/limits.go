@@ -41,9 +41,6 @@ type Limits struct {
 	PostGrace time.Duration
 }
 
-// DefaultLimits are the production bounds.
-func DefaultLimits() Limits { return Limits{}.withDefaults() }
-
 func (l Limits) withDefaults() Limits {
 	if l.MaxModelCalls <= 0 {
 		l.MaxModelCalls = DefaultMaxModelCalls

@@ -121,10 +121,6 @@ type TurnInput struct {
 	// Events receives the turn's events as they happen (events.go);
 	// optional.
 	Events runs.Recorder
-	// CommitAnswer records the final answer (Run.FinalMessage) and the
-	// journal's waiting entries before the post, without writing the run
-	// whole; optional: Checkpoint does it then.
-	CommitAnswer func(ctx context.Context, r *runs.Run) error
 	// Journal receives what another attempt needs to go on with the turn
 	// (journal.go); optional: without it a turn cannot be resumed.
 	Journal Journal
@@ -212,18 +208,10 @@ type turn struct {
 }
 
 func (l *Loop) newTurn(t TurnInput) *turn {
+	// New filled the clock, the logger, the output cap and the limits.
 	tr := &turn{l: &l.cfg, t: t, run: t.Run, tools: t.Tools, model: cmp.Or(t.Model, l.cfg.ModelName), now: l.cfg.Now, log: l.cfg.Logger, maxOut: l.cfg.MaxOutputTokens}
-	if tr.now == nil {
-		tr.now = time.Now
-	}
-	if tr.log == nil {
-		tr.log = slog.New(slog.DiscardHandler)
-	}
 	if tr.tools == nil {
 		tr.tools = noTools{}
-	}
-	if tr.maxOut == 0 {
-		tr.maxOut = DefaultMaxOutputTokens
 	}
 	tr.log = tr.log.With("runId", t.Run.RunID, "userId", t.Run.UserID, "installId", t.Run.InstallID)
 	if t.Run.TraceID != "" {
@@ -240,7 +228,7 @@ func (l *Loop) newTurn(t TurnInput) *turn {
 		// The working time of the earlier attempts counts, not the wait.
 		start = tr.now().Add(-t.Resume.Worked)
 	}
-	limits := l.cfg.Limits.withDefaults()
+	limits := l.cfg.Limits
 	if r := t.Run.ReservedMicros; r > 0 {
 		// The reservation is at most the turn's bound; it is the bound.
 		limits.MaxCost = min(limits.MaxCost, r)
@@ -344,27 +332,6 @@ func (tr *turn) checkpoint(ctx context.Context) *Error {
 		return interrupted(context.Cause(ctx))
 	}
 	tr.log.Warn("checkpoint failed; leaving the run for another attempt", "step", len(tr.run.Steps)-1, "error", err)
-	return &Error{Kind: runs.ErrInterrupted, Message: msgInterrupted, Err: errLeave}
-}
-
-// commitAnswer makes the final answer and every journal entry durable
-// before the post, as checkpoint does, through the lighter write the
-// caller gives for it when it gives one.
-func (tr *turn) commitAnswer(ctx context.Context) *Error {
-	if tr.t.CommitAnswer == nil {
-		return tr.checkpoint(ctx)
-	}
-	cctx, cancel := context.WithTimeout(ctx, max(tr.budget.remaining(tr.now()), tr.budget.limits.PostGrace))
-	err := tr.t.CommitAnswer(cctx, tr.run)
-	cancel()
-	switch {
-	case err == nil:
-		tr.pending = false
-		return nil
-	case ctx.Err() != nil:
-		return interrupted(context.Cause(ctx))
-	}
-	tr.log.Warn("recording the final answer failed; leaving the run for another attempt", "error", err)
 	return &Error{Kind: runs.ErrInterrupted, Message: msgInterrupted, Err: errLeave}
 }
 

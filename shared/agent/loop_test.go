@@ -63,9 +63,9 @@ func TestFinalAnswerSucceedsAndIsPosted(t *testing.T) {
 	if !reflect.DeepEqual(s, want) {
 		t.Fatalf("step = %+v\nwant   %+v", s, want)
 	}
-	// One checkpoint, before the post (the answer recorded first); the
-	// final state is the caller's write.
-	if len(h.checkpoints) != 1 || h.checkpoints[0].Status != runs.StatusRunning || h.checkpoints[0].PostedToPod {
+	// No checkpoint: the final state is the caller's one write, which
+	// the answer's journal entry rides on.
+	if len(h.checkpoints) != 0 {
 		t.Fatalf("checkpointed %+v for a one-step turn", h.checkpoints)
 	}
 }
@@ -138,9 +138,8 @@ func TestToolRoundTripEchoesHistory(t *testing.T) {
 	}
 }
 
-// A checkpoint before each model call after the first and one before the
-// final post (the answer recorded before it reaches the pod); the final
-// state is the caller's one write.
+// A checkpoint before each model call after the first; the final state
+// is the caller's one write, which the final answer's entry rides on.
 func TestCheckpointOncePerStepNotForTheFinalState(t *testing.T) {
 	h := newHarness(t,
 		calls(call("c1", "echo", `{"n":1}`)),
@@ -151,11 +150,8 @@ func TestCheckpointOncePerStepNotForTheFinalState(t *testing.T) {
 	h.run(context.Background())
 
 	wantEnd(t, h.r(), runs.StatusSucceeded, "")
-	if len(h.checkpoints) != 3 {
-		t.Fatalf("checkpoints = %d, want 3 (before calls 2 and 3, before the post)", len(h.checkpoints))
-	}
-	if last := h.checkpoints[2]; last.Status != runs.StatusRunning || len(last.Steps) != 3 || last.PostedToPod {
-		t.Fatalf("the checkpoint before the post: %+v", last)
+	if len(h.checkpoints) != 2 {
+		t.Fatalf("checkpoints = %d, want 2 (before calls 2 and 3)", len(h.checkpoints))
 	}
 	for i, cp := range h.checkpoints[:2] {
 		if cp.Status != runs.StatusRunning || len(cp.Steps) != i+1 || len(cp.Steps[i].ToolCalls) != 1 {

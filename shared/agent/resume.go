@@ -39,7 +39,7 @@ type Resume struct {
 
 // resumePoint is where a resumed turn goes on.
 type resumePoint struct {
-	// final is the final answer, recorded before its post.
+	// final is the final answer, made durable by a write during its post.
 	final *entry
 	// step and calls are the last answer's tool calls not answered yet.
 	step  int

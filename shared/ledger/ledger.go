@@ -83,9 +83,6 @@ func New(cfg Config) (*Ledger, error) {
 	return &Ledger{cfg: cfg}, nil
 }
 
-// Threshold is the alarm threshold.
-func (l *Ledger) Threshold() money.Micros { return l.cfg.Threshold }
-
 // Result is what a batch came to.
 type Result struct {
 	// Failed are the sequence numbers to report as batch item failures:

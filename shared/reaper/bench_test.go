@@ -112,7 +112,7 @@ func benchSweep(b *testing.B, sandboxes, expired, open int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rp, err := reaper.New(reaper.Config{Stage: e2btest.DefaultStage, E2B: api, Registry: st, Runs: rc, Now: clock, Log: slog.New(slog.DiscardHandler)})
+		rp, err := reaper.New(reaper.Config{Stage: e2btest.DefaultStage, Providers: []sandbox.Inventory{api}, Registry: st, Runs: rc, Now: clock, Log: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,9 +1,11 @@
 // Package reaper is the backstop behind two promises: no code sandbox
 // outlives its lifetime by more than a sweep, and every run reaches a
 // final status whatever happened to its worker. A sweep reads every
-// source of sandboxes (E2B's list of this deployment's sandboxes, the
-// state table's live-sandbox index, the local provider's sessions), kills
-// each one past its lifetime, and closes the runs abandoned by their
+// source of sandboxes (each provider's list of this deployment's
+// sandboxes through the provider-neutral sandbox.Inventory: E2B's in AWS,
+// the local provider's sessions locally; and the state table's
+// live-sandbox index), kills each one past its lifetime, and closes the
+// runs abandoned by their
 // workers (turns.Reclaimer), killing their sandboxes too. It runs every
 // minute: in AWS as the reaper function, locally on the stack's ticker.
 package reaper
@@ -12,14 +14,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
 	"time"
 
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/sandbox"
-	"github.com/commonly/runtime/shared/sandbox/e2b"
-	"github.com/commonly/runtime/shared/sandbox/local"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -44,33 +43,11 @@ const (
 	// DefaultRunLimit bounds the abandoned runs listed per sweep from each
 	// shard of the open-runs index.
 	DefaultRunLimit = 100
-	// listPage is E2B's largest page.
-	listPage = 100
 	// markTimeout bounds marking a record killed after its kill: a
 	// detached write, so that a sweep cut by its deadline between the two
 	// still records what it killed.
 	markTimeout = 5 * time.Second
 )
-
-// Killer kills a sandbox by id and reports whether it was still there
-// (found false, no error: already gone, as E2B's 404).
-type Killer interface {
-	KillSandbox(ctx context.Context, sandboxID string) (found bool, err error)
-}
-
-// E2B is the part of the E2B client the reaper uses.
-type E2B interface {
-	Killer
-	// Pages follows the v2 list through X-Next-Token; an error ends it.
-	Pages(ctx context.Context, q e2b.ListQuery) iter.Seq2[e2b.Page, error]
-}
-
-// Local is the local provider's view of its own sessions (the local
-// stack's reaper runs in the process that owns them).
-type Local interface {
-	Killer
-	Live() []local.Live
-}
 
 // Registry is the state table's record of every sandbox created.
 type Registry interface {
@@ -98,22 +75,22 @@ type Runs interface {
 	Interrupt(ctx context.Context, runID string) (turns.Interruption, error)
 }
 
-// The adapters' checks against E2B, Local and Registry stand beside
-// them (shared/sandbox/e2b, shared/sandbox/local, shared/store), so the
-// reaper imports no adapter it does not use.
+// The adapters' checks against sandbox.Inventory and Registry stand
+// beside them (shared/sandbox/e2b, shared/sandbox/local, shared/store),
+// so the reaper imports no adapter.
 var _ Runs = (*turns.Reclaimer)(nil)
 
 // Config configures a Reaper. Zero values are the documented defaults.
 type Config struct {
-	// Stage is the deployment whose sandboxes are ours (e2b.MetaStage):
-	// required with E2B; nothing of another stage is ever killed.
+	// Stage is the deployment whose sandboxes are ours (each provider's
+	// list says whose each is): required with Providers; nothing of
+	// another stage is ever killed.
 	Stage string
-	// E2B lists and kills E2B sandboxes; nil reads no E2B list (the local
-	// stack, SANDBOX=local).
-	E2B E2B
-	// Local lists and kills the local provider's sessions; nil when the
-	// provider lives in another process (or there is none).
-	Local Local
+	// Providers list and kill their sandboxes, each through its adapter
+	// (E2B's client in AWS; the local provider in the local stack, whose
+	// sessions live in its process). None: only the state table's
+	// records are read, and nothing can be killed.
+	Providers []sandbox.Inventory
 	// Registry is the state table's sandbox records; required.
 	Registry Registry
 	// Runs closes abandoned runs; nil closes none.
@@ -147,7 +124,7 @@ type Config struct {
 // time is what it is for.
 type Reaper struct {
 	cfg     Config
-	killers map[string]Killer // by provider name (sandbox.Record.Provider)
+	killers map[string]sandbox.Inventory // by provider name (sandbox.Record.Provider)
 }
 
 // New checks cfg and fills its defaults.
@@ -156,8 +133,8 @@ func New(cfg Config) (*Reaper, error) {
 	if cfg.Registry == nil {
 		errs = append(errs, errors.New("reaper: a registry (the state table) is required"))
 	}
-	if cfg.E2B != nil && cfg.Stage == "" {
-		errs = append(errs, errors.New("reaper: a stage is required to list E2B's sandboxes (only this stage's are ours)"))
+	if len(cfg.Providers) > 0 && cfg.Stage == "" {
+		errs = append(errs, errors.New("reaper: a stage is required to list a provider's sandboxes (only this stage's are ours)"))
 	}
 	for _, d := range []struct {
 		name string
@@ -208,12 +185,9 @@ func New(cfg Config) (*Reaper, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	r := &Reaper{cfg: cfg, killers: map[string]Killer{}}
-	if cfg.E2B != nil {
-		r.killers[e2b.ProviderName] = cfg.E2B
-	}
-	if cfg.Local != nil {
-		r.killers[local.ProviderName] = cfg.Local
+	r := &Reaper{cfg: cfg, killers: map[string]sandbox.Inventory{}}
+	for _, p := range cfg.Providers {
+		r.killers[p.Provider()] = p
 	}
 	return r, nil
 }

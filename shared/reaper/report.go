@@ -12,7 +12,7 @@ import (
 type Report struct {
 	// Listed counts the distinct sandboxes of this stage the providers
 	// listed (E2B's list, every page; the local provider's sessions), in
-	// Pages of E2B's list. Foreign counts listed rows whose metadata is not
+	// Pages of the providers' lists. Foreign counts listed rows whose metadata is not
 	// this stage's (a server ignoring the filter): never killed.
 	Listed, Pages, Foreign int
 	// Recorded counts the expired records read from the live index.
@@ -63,13 +63,6 @@ const (
 	MetricRunInterruptFailures = "RunInterruptFailures"
 	MetricSweepDuration        = "SweepDuration"
 )
-
-// MetricNames are every metric a sweep emits.
-var MetricNames = []string{
-	MetricSandboxesListed, MetricSandboxesExpired, MetricSandboxesKilled, MetricSandboxesAlreadyGone,
-	MetricSandboxKillFailures, MetricSandboxesLeft, MetricSourceFailures, MetricRunsInterrupted, MetricRunsRedispatched,
-	MetricRunsRefunded, MetricRunInterruptFailures, MetricSweepDuration,
-}
 
 // emit writes the sweep's metrics and its one log line.
 func (r *Reaper) emit(ctx context.Context, rep Report) {

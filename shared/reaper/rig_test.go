@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -81,15 +82,15 @@ func newRig(t testing.TB) *rig {
 }
 
 // reaper is the rig's reaper with cfg's settings over the rig's parts
-// (cfg.E2B, Registry and Runs left nil are the rig's E2B and store, and
-// no runs).
+// (cfg.Providers, Registry and Runs left nil are the rig's E2B and
+// store, and no runs).
 func (r *rig) reaper(t testing.TB, cfg reaper.Config) *reaper.Reaper {
 	t.Helper()
 	if cfg.Stage == "" {
 		cfg.Stage = e2btest.DefaultStage
 	}
-	if cfg.E2B == nil {
-		cfg.E2B = r.api
+	if cfg.Providers == nil {
+		cfg.Providers = []sandbox.Inventory{r.api}
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = r.st
@@ -163,6 +164,15 @@ func (r *rig) metrics(t testing.TB) map[string]float64 {
 	}
 	if dims := aws["Dimensions"].([]any); len(dims) != 1 || len(dims[0].([]any)) != 0 {
 		t.Errorf("dimensions %v, want none", dims)
+	}
+	// The event declares MetricNames and no other (the CDK stack's
+	// dashboard shows each).
+	var declared []string
+	for _, m := range aws["Metrics"].([]any) {
+		declared = append(declared, m.(map[string]any)["Name"].(string))
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(declared)), slices.Sorted(slices.Values(reaper.MetricNames))) {
+		t.Errorf("metrics declared %v, want %v", declared, reaper.MetricNames)
 	}
 	return out
 }

@@ -146,8 +146,8 @@ func TestAbandonedRunIsClosedRefundedAndItsSandboxKilled(t *testing.T) {
 	paid, paidSandbox := abandon("run-paid", runs.Step{Model: "deepseek-v4-flash", PromptTokens: 1800, CompletionTokens: 240, CostMicros: 1200})
 	refunded, refundedSandbox := abandon("run-refunded", runs.Step{Model: "deepseek-v4-flash", PromptTokens: 1800, CompletionTokens: 2048, CostMicros: 500, Estimated: true})
 	// A timeout extended by mistake keeps one alive at E2B.
-	if err := r.api.SetTimeout(ctx, paidSandbox, time.Hour); err != nil {
-		t.Fatal(err)
+	if !r.e2b.Extend(paidSandbox, time.Hour) {
+		t.Fatal("the sandbox is gone already")
 	}
 
 	r.clock.Advance(turns.RunMaxLife + time.Second)

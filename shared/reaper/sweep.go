@@ -9,16 +9,13 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/shared/sandbox"
-	"github.com/commonly/runtime/shared/sandbox/e2b"
-	"github.com/commonly/runtime/shared/sandbox/local"
 	"github.com/commonly/runtime/shared/turns"
 )
 
-// Source names, in logs.
+// Source names, in logs: each provider's list is named by its provider
+// ("e2b list", "local list").
 const (
-	sourceE2B      = "e2b list"
 	sourceRegistry = "live index"
-	sourceLocal    = "local provider"
 	sourceRuns     = "open runs"
 )
 
@@ -108,22 +105,21 @@ func (s *sweep) source(name string, err error, gotAny bool) {
 	s.r.cfg.Log.ErrorContext(s.ctx, "reaper source failed", "source", name, "err", err)
 }
 
-// sandboxes reads the three sources side by side, then kills what is
-// past its lifetime, oldest first.
+// sandboxes reads the sources side by side (each provider's list, the
+// live index), then kills what is past its lifetime, oldest first.
 func (s *sweep) sandboxes() {
 	cfg := s.r.cfg
 	var (
-		wg       sync.WaitGroup
-		listed   []e2b.ListedSandbox
-		pages    int
-		records  []sandbox.Record
-		sessions []local.Live
+		wg      sync.WaitGroup
+		listed  = make([][]listedBy, len(cfg.Providers))
+		pages   = make([]int, len(cfg.Providers))
+		records []sandbox.Record
 	)
-	if cfg.E2B != nil {
+	for i, p := range cfg.Providers {
 		wg.Go(func() {
 			var err error
-			listed, pages, err = s.listE2B()
-			s.source(sourceE2B, err, pages > 0)
+			listed[i], pages[i], err = s.list(p)
+			s.source(p.Provider()+" list", err, pages[i] > 0)
 		})
 	}
 	wg.Go(func() {
@@ -136,10 +132,6 @@ func (s *sweep) sandboxes() {
 		})
 		s.source(sourceRegistry, err, len(records) > 0)
 	})
-	if cfg.Local != nil {
-		sessions = cfg.Local.Live()
-		s.source(sourceLocal, nil, true)
-	}
 	wg.Wait()
 
 	var found []candidate
@@ -151,24 +143,26 @@ func (s *sweep) sandboxes() {
 		seen[c.key()] = true
 		found = append(found, c)
 	}
-	foreign := 0
-	for _, sb := range listed {
-		if !e2b.OwnedBy(sb.Metadata, cfg.Stage) {
-			foreign++
-			continue
+	n, foreign := 0, 0
+	for _, page := range listed {
+		for _, l := range page {
+			n++
+			if l.Stage != cfg.Stage {
+				foreign++
+				continue
+			}
+			add(candidate{provider: l.provider, id: l.ID, started: l.StartedAt, source: l.provider + " list", runID: l.RunID})
 		}
-		add(candidate{provider: e2b.ProviderName, id: sb.SandboxID, started: sb.StartedAt, source: sourceE2B, runID: sb.Metadata[e2b.MetaRunID]})
-	}
-	for _, l := range sessions {
-		add(candidate{provider: local.ProviderName, id: l.ID, started: l.StartedAt, source: sourceLocal})
 	}
 	for _, rec := range records {
 		add(candidate{provider: rec.Provider, id: rec.SandboxID, started: rec.CreatedAt, source: sourceRegistry, runID: rec.RunID})
 	}
 	slices.SortStableFunc(found, func(a, b candidate) int { return a.started.Compare(b.started) })
 	s.update(func(r *Report) {
-		r.Listed += len(listed) - foreign + len(sessions)
-		r.Pages += pages
+		r.Listed += n - foreign
+		for _, p := range pages {
+			r.Pages += p
+		}
 		r.Foreign += foreign
 		r.Recorded += len(records)
 		r.Expired += len(found)
@@ -193,29 +187,29 @@ func (s *sweep) sandboxes() {
 	kills.Wait()
 }
 
-// listE2B reads every page of this stage's sandboxes, running or paused,
-// oldest first, without killing while it pages (a kill would shift the
-// pages after it); each sandbox once, however the list shifts between
-// pages. With an error it returns what the pages before it listed.
-func (s *sweep) listE2B() ([]e2b.ListedSandbox, int, error) {
-	q := e2b.ListQuery{
-		Metadata: e2b.Owner(s.r.cfg.Stage),
-		State:    []string{e2b.StateRunning, e2b.StatePaused},
-		Order:    "asc",
-		Limit:    listPage,
-	}
-	var all []e2b.ListedSandbox
+// listedBy is a listed sandbox with the provider that listed it.
+type listedBy struct {
+	sandbox.Listed
+	provider string
+}
+
+// list reads every page of a provider's list of this stage's sandboxes,
+// without killing while it pages (a kill would shift the pages after
+// it); each sandbox once, however the list shifts between pages. With an
+// error it returns what the pages before it listed.
+func (s *sweep) list(p sandbox.Inventory) ([]listedBy, int, error) {
+	var all []listedBy
 	ids := map[string]bool{}
 	pages := 0
-	for p, err := range s.r.cfg.E2B.Pages(s.ctx, q) {
+	for page, err := range p.ListSandboxes(s.ctx, s.r.cfg.Stage) {
 		if err != nil {
 			return all, pages, err
 		}
 		pages++
-		for _, sb := range p.Sandboxes {
-			if !ids[sb.SandboxID] {
-				ids[sb.SandboxID] = true
-				all = append(all, sb)
+		for _, l := range page {
+			if !ids[l.ID] {
+				ids[l.ID] = true
+				all = append(all, listedBy{l, p.Provider()})
 			}
 		}
 	}

@@ -416,7 +416,7 @@ func TestNewChecksItsConfig(t *testing.T) {
 		want string
 	}{
 		{"no registry", reaper.Config{}, "registry"},
-		{"E2B without a stage", reaper.Config{Registry: r.st, E2B: r.api}, "stage"},
+		{"a provider without a stage", reaper.Config{Registry: r.st, Providers: []sandbox.Inventory{r.api}}, "stage"},
 		{"negative lifetime", reaper.Config{Registry: r.st, Lifetime: -time.Second}, "lifetime"},
 		{"negative deadline", reaper.Config{Registry: r.st, Deadline: -time.Second}, "deadline"},
 		{"negative concurrency", reaper.Config{Registry: r.st, KillConcurrency: -1}, "kill concurrency"},

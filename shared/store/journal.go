@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -70,47 +69,4 @@ func (d *Dynamo) ReadJournal(ctx context.Context, runID string) ([]turns.Journal
 		return nil, fmt.Errorf("read the journal of run %s: %w", runID, err)
 	}
 	return out, nil
-}
-
-// SaveFinalAnswer records a running run's final answer before its post,
-// with the journal entries appended since its last write (the final one
-// among them), in one write, only while attempt holds the run and no stop
-// was asked for: its finalMessage, which makes a later cancel too late,
-// and its lease, without writing the run whole (the answer's step and
-// cost are in its journal entry, the events follow with the final write).
-func (d *Dynamo) SaveFinalAnswer(ctx context.Context, r *runs.Run, journal []turns.JournalEntry) error {
-	names := heldNames(map[string]string{"#fm": "finalMessage"})
-	values := heldValues(r.Attempts, map[string]types.AttributeValue{":fm": str(r.FinalMessage)})
-	set := "SET #fm = :fm, " + leaseUpdate(r.Lease, r.Attempts, names, values)
-	update := &types.Update{
-		TableName: aws.String(d.tables.Runs), Key: runKey(r.RunID), UpdateExpression: aws.String(set),
-		ConditionExpression: aws.String(heldBy), ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}
-	if len(journal) == 0 {
-		_, err := d.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: update.TableName, Key: update.Key, UpdateExpression: update.UpdateExpression,
-			ConditionExpression: update.ConditionExpression, ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-		if ccf, ok := isConditionFailed(err); ok {
-			return d.refused(ctx, r.RunID, r.Attempts, ccf.Item, "record the final answer of")
-		}
-		if err != nil {
-			return fmt.Errorf("record the final answer of run %s: %w", r.RunID, err)
-		}
-		return nil
-	}
-	entries, err := d.journalPuts(r, journal)
-	if err != nil {
-		return err
-	}
-	err = d.transact(ctx, append([]types.TransactWriteItem{{Update: update}}, entries...))
-	if tce, ok := errors.AsType[*types.TransactionCanceledException](err); ok && failedCondition(tce.CancellationReasons, 0) {
-		return d.refused(ctx, r.RunID, r.Attempts, tce.CancellationReasons[0].Item, "record the final answer of")
-	}
-	if err != nil {
-		return fmt.Errorf("record the final answer of run %s: %w", r.RunID, err)
-	}
-	return nil
 }

@@ -133,9 +133,6 @@ func LegacyPlanUser(k Key) (string, bool) {
 	return id, true
 }
 
-// Usage is the key of a user's counters for the UTC day t falls on.
-func Usage(userID string, t time.Time) Key { return UsageOnDay(userID, utcday.Of(t)) }
-
 // UsageOnDay is the key of a user's counters for a day already computed
 // with utcday.Of (the day recorded on a run).
 func UsageOnDay(userID, day string) Key { return Key{userPrefix + userID, dayPrefix + day} }

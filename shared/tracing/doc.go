@@ -4,7 +4,9 @@
 // variables, a no-op when off), the sampling that keeps every failed turn
 // and a share of the rest (tail.go), the scrubbing of every exported span
 // (scrub.go), the OTLP/HTTP exporter (otlp_export.go, otlp_encode.go,
-// otlp_env.go) and its batcher (batcher.go), the export after each
+// otlp_env.go: our own encoding, as the maintained exporter costs each
+// cold start ~15 % more CPU; docs/benchmarks.md) behind the SDK's batch
+// span processor, the export after each
 // invocation's response (afterresponse.go: the traces extension in
 // Lambda), the AWS SDK's and HTTP clients' client spans (awsspans.go,
 // clients.go), the attributes of a turn, a model call and a tool call

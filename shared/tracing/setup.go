@@ -39,6 +39,11 @@ type Config struct {
 	OTLP *OTLP
 	// Exporter, when set, is used as is (tests, benchmarks).
 	Exporter sdktrace.SpanExporter
+	// ExportDelay is the longest a kept span waits for its export where
+	// nothing flushes (the local stack's TRACES_FILE: a turn's spans
+	// within a second of its end); zero is the batch span processor's
+	// 5 s. A Lambda invocation flushes its spans at its end either way.
+	ExportDelay time.Duration
 	// SampleRatio is the share of turns that did not fail whose traces are
 	// kept, from 0 to 1; every trace with a failed span is kept. Zero
 	// keeps only failures.
@@ -226,11 +231,15 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 	}
 	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithSampler(sdktrace.AlwaysSample())}
 	// One tail sampler decides and scrubs each span once; every exporter
-	// has a batcher of its own, which each Lambda invocation flushes
-	// (WithFlush).
+	// has the SDK's batch span processor of its own, which each Lambda
+	// invocation flushes (WithFlush).
+	var bspOpts []sdktrace.BatchSpanProcessorOption
+	if cfg.ExportDelay > 0 {
+		bspOpts = append(bspOpts, sdktrace.WithBatchTimeout(cfg.ExportDelay))
+	}
 	batchers := make(fanOut, len(exps))
 	for i, exp := range exps {
-		batchers[i] = newBatcher(exp)
+		batchers[i] = sdktrace.NewBatchSpanProcessor(exp, bspOpts...)
 	}
 	var next sdktrace.SpanProcessor = batchers
 	if len(batchers) == 1 {
@@ -328,4 +337,34 @@ func (p *Provider) flushBounded(ctx context.Context, log *slog.Logger) {
 	if err := p.Flush(fctx); err != nil {
 		log.WarnContext(ctx, "traces not exported", "err", err)
 	}
+}
+
+// fanOut hands each kept span to several processors (one batcher per
+// exporter: a file and a collector locally).
+type fanOut []sdktrace.SpanProcessor
+
+var _ sdktrace.SpanProcessor = fanOut(nil)
+
+func (f fanOut) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+
+func (f fanOut) OnEnd(s sdktrace.ReadOnlySpan) {
+	for _, p := range f {
+		p.OnEnd(s)
+	}
+}
+
+func (f fanOut) ForceFlush(ctx context.Context) error {
+	var errs []error
+	for _, p := range f {
+		errs = append(errs, p.ForceFlush(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+func (f fanOut) Shutdown(ctx context.Context) error {
+	var errs []error
+	for _, p := range f {
+		errs = append(errs, p.Shutdown(ctx))
+	}
+	return errors.Join(errs...)
 }

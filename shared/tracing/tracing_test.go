@@ -301,3 +301,30 @@ func TestEveryExporterGetsTheKeptSpans(t *testing.T) {
 		t.Errorf("the file holds the span %d times:\n%s", n, b)
 	}
 }
+
+// Issue 35: where nothing flushes (the local stack's TRACES_FILE), a
+// turn's spans reach the file within ExportDelay of its end, not once 512
+// spans have gathered.
+func TestSpansReachTheFileWithinTheExportDelay(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "spans.jsonl")
+	tp, err := tracing.Setup(context.Background(), tracing.Config{SampleRatio: 1, File: file, ExportDelay: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	ctx, root := tracing.Start(context.Background(), "turn")
+	_, child := tracing.Start(ctx, "model")
+	child.End()
+	root.End()
+	ended := time.Now()
+	for {
+		b, _ := os.ReadFile(file)
+		if strings.Contains(string(b), `"Name":"turn"`) && strings.Contains(string(b), `"Name":"model"`) {
+			break
+		}
+		if time.Since(ended) > time.Second {
+			t.Fatalf("no spans in the file a second after the turn ended:\n%s", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

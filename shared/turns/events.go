@@ -57,8 +57,6 @@ type runWriter struct {
 	delay time.Duration
 	// save is the store's checkpoint: the run whole, with the entries.
 	save func(ctx context.Context, r *runs.Run, journal []JournalEntry) error
-	// saveAnswer is the store's record of a final answer.
-	saveAnswer func(ctx context.Context, r *runs.Run, journal []JournalEntry) error
 	// look reads the run, to learn of a cancel through a silence.
 	look func(ctx context.Context, runID string) (*runs.Run, error)
 	// lost is told once a write is refused for a newer attempt.
@@ -340,23 +338,6 @@ func (e *runWriter) release(ctx context.Context, r *runs.Run) error {
 	e.stamp(r)
 	r.Lease.UntilMs = e.now().UnixMilli() - 1
 	return e.checkpointLocked(ctx, r)
-}
-
-// commitAnswer is the engine's record of its final answer before the
-// post: the answer and the waiting journal entries, renewing the lease,
-// in one write that does not rewrite the run whole.
-func (e *runWriter) commitAnswer(ctx context.Context, r *runs.Run) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.stamp(r)
-	if err := e.saveAnswer(ctx, r, e.entries); err != nil {
-		e.failed(ctx, "recording the final answer failed", err)
-		return err
-	}
-	e.entries, e.snap = nil, nil
-	e.touched = e.now()
-	e.armHeartbeat()
-	return nil
 }
 
 // close stops the timers for good and puts every event and the lease on

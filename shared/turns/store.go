@@ -44,11 +44,6 @@ type Store interface {
 	// RequestCancel marks a running run whose answer is not on its way to
 	// the pod as asked to stop; otherwise ErrNotCancellable with the run.
 	RequestCancel(ctx context.Context, runID string, at time.Time) (*runs.Run, error)
-	// SaveFinalAnswer records a running run's final answer (its
-	// FinalMessage) and lease with the journal entries appended since its
-	// last write, under the same condition as a checkpoint, without
-	// writing the run whole.
-	SaveFinalAnswer(ctx context.Context, r *runs.Run, journal []JournalEntry) error
 	// ReadJournal returns the run's journal entries in order.
 	ReadJournal(ctx context.Context, runID string) ([]JournalEntry, error)
 	// RunSandboxes lists the run's sandboxes still recorded running: the

@@ -132,16 +132,3 @@ func (s *Service) dispatchTraced(ctx context.Context, run *runs.Run) (*runs.Run,
 	}
 	return latest, err
 }
-
-func (s tracedStore) SaveFinalAnswer(ctx context.Context, r *runs.Run, journal []JournalEntry) error {
-	ctx, span := tracing.Start(ctx, "turn.final_answer", trace.WithAttributes(tracing.RunID.String(r.RunID), tracing.Step.Int(len(r.Steps))))
-	defer span.End()
-	err := s.Store.SaveFinalAnswer(ctx, r, journal)
-	switch {
-	case errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrAlreadyFinal) || errors.Is(err, ErrCancelled):
-		span.SetAttributes(attribute.Bool("commonly.checkpoint.refused", true))
-	case err != nil:
-		tracing.Fail(span, "unavailable")
-	}
-	return err
-}

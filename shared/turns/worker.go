@@ -26,11 +26,6 @@ type EngineTurn struct {
 	// error wrapping ErrLeaseLost means another attempt holds the run:
 	// the engine stops at once (its context is cancelled too).
 	Checkpoint func(ctx context.Context, r *runs.Run) error
-	// CommitAnswer records the final answer (Run.FinalMessage) with the
-	// journal's waiting entries before the engine posts it, in one write
-	// that does not rewrite the run whole: from then on a cancel is too
-	// late, and a takeover posts it rather than ask the model again.
-	CommitAnswer func(ctx context.Context, r *runs.Run) error
 	// Events receives what happens in the turn, for the run's event
 	// stream (events.go); never nil from the worker.
 	Events runs.Recorder
@@ -228,7 +223,6 @@ func (w *Worker) run(ctx context.Context, run *runs.Run, resumed *Resumption) (f
 		journal = len(resumed.Entries)
 	}
 	ev := newRunWriter(ctx, run, journal, w.cfg.Events, w.store.CheckpointRun, w.store.GetRun, w.now, log, stop)
-	ev.saveAnswer = w.store.SaveFinalAnswer
 	defer func() {
 		// Every path ends here: a panic in an engine, a cancelled context,
 		// an engine that forgot to finish. The run leaves with a final
@@ -248,9 +242,11 @@ func (w *Worker) run(ctx context.Context, run *runs.Run, resumed *Resumption) (f
 			final, err = run, w.leave(ctx, run, ev, log)
 			return
 		}
-		if cancelled && run.Status != runs.StatusSucceeded {
+		if cancelled && (run.Status != runs.StatusSucceeded || (!run.PostedToPod && run.FinalMessage != "")) {
 			// The owner's stop, not a failure: what was spent is charged,
-			// and the turn counts (cancel.go).
+			// and the turn counts (cancel.go). A stop that came between
+			// the answer and its record (the flush during the post) and
+			// cut the post is a stop too; one after the post is too late.
 			run.End(runs.StatusCancelled, "", "the turn was cancelled", w.now())
 			outcome.Infrastructure = false
 		}
@@ -285,7 +281,7 @@ func (w *Worker) run(ctx context.Context, run *runs.Run, resumed *Resumption) (f
 		outcome.Infrastructure = true
 		return
 	}
-	outcome = engine.Run(ctx, EngineTurn{Install: inst, Run: run, Checkpoint: ev.checkpoint, CommitAnswer: ev.commitAnswer, Events: ev, Journal: ev, Resumed: resumed})
+	outcome = engine.Run(ctx, EngineTurn{Install: inst, Run: run, Checkpoint: ev.checkpoint, Events: ev, Journal: ev, Resumed: resumed})
 	log.InfoContext(ctx, "turn finished", "status", run.Status, "errorKind", run.ErrorKind, "costMicros", int64(run.CostMicros), "steps", len(run.Steps))
 	return
 }

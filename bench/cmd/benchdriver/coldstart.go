@@ -16,9 +16,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/commonly/runtime/bench/internal/otlpsink"
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/infra/awslocal/rie"
-	"github.com/commonly/runtime/internal/dynamodblocal"
+	"github.com/commonly/runtime/infra/localstack"
 )
 
 // cold is the bootstrap's size and cold starts.
@@ -30,6 +31,8 @@ type cold struct {
 	// aloneMs: from starting the bootstrap to its first answer posted to
 	// a minimal Runtime API served here, without the emulator.
 	aloneMs []float64
+	// aloneCPUMs: the bootstrap's CPU time to its first answer, alone.
+	aloneCPUMs []float64
 	// emptyMs: rieMs of an empty function (o.emptyBootstrap), the floor.
 	emptyMs    []float64
 	emptyBytes int64
@@ -45,28 +48,39 @@ func coldStarts(ctx context.Context, o options) (cold, error) {
 	if err != nil {
 		return cold{}, err
 	}
-	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
+	st, err := localstack.Start(ctx, localstack.Config{Env: turnstack.Env(nil)})
 	if err != nil {
 		return cold{}, err
 	}
-	defer db.Close()
+	defer st.Close()
 	home, err := os.MkdirTemp("", "bench-cold-")
 	if err != nil {
 		return cold{}, err
 	}
 	defer os.RemoveAll(home)
-	env := coldEnv(home, db.AWSEnv())
+	vars := st.Endpoints()
+	if o.coldTraced {
+		// Every cold start's spans exported to a collector here.
+		sink := &otlpsink.Sink{}
+		addr, stop, err := serveLoopback(sink)
+		if err != nil {
+			return cold{}, err
+		}
+		defer stop()
+		vars["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = "http://" + addr + "/v1/traces"
+	}
+	env := coldEnv(home, vars)
 	for i := range o.coldStarts {
 		ms, err := rieColdStart(ctx, o.rie, o.bootstrap, env, event)
 		if err != nil {
 			return cold{}, fmt.Errorf("under the emulator, start %d: %w", i+1, err)
 		}
 		c.rieMs = append(c.rieMs, ms)
-		ms, err = aloneColdStart(ctx, o.bootstrap, env, event)
+		ms, cpu, err := aloneColdStart(ctx, o.bootstrap, env, event)
 		if err != nil {
 			return cold{}, fmt.Errorf("alone, start %d: %w", i+1, err)
 		}
-		c.aloneMs = append(c.aloneMs, ms)
+		c.aloneMs, c.aloneCPUMs = append(c.aloneMs, ms), append(c.aloneCPUMs, cpu)
 		if o.emptyBootstrap != "" {
 			ms, err = rieColdStart(ctx, o.rie, o.emptyBootstrap, env, event)
 			if err != nil {
@@ -84,7 +98,7 @@ func coldStarts(ctx context.Context, o options) (cold, error) {
 		logf("cold starts of the empty function under the emulator (ms): %v", round(c.emptyMs))
 	}
 	logf("cold starts under the emulator (ms): %v", round(c.rieMs))
-	logf("cold starts of the bootstrap alone (ms): %v", round(c.aloneMs))
+	logf("cold starts of the bootstrap alone (ms): %v, CPU (ms): %v", round(c.aloneMs), round(c.aloneCPUMs))
 	return c, nil
 }
 
@@ -161,10 +175,15 @@ func checkUsageAnswer(status int, body []byte) error {
 // aloneColdStart serves the Lambda Runtime API's three routes the Go
 // runtime uses (next, response, error) and times the bootstrap from its
 // start to its first response.
-func aloneColdStart(ctx context.Context, bootstrap string, env []string, event []byte) (float64, error) {
+//
+// It also returns the process's CPU time to then (user and system, read
+// from its end once killed right after the answer): the cold start's own
+// work, which a busy machine's neighbours stretch in wall time but not in
+// CPU.
+func aloneColdStart(ctx context.Context, bootstrap string, env []string, event []byte) (wallMs, cpuMs float64, err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	type result struct {
 		at   time.Time
@@ -203,20 +222,22 @@ func aloneColdStart(ctx context.Context, bootstrap string, env []string, event [
 	p, err := startCold(ctx, append(append([]string(nil), env...), "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String(),
 		"AWS_LAMBDA_FUNCTION_NAME=turn", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=1024", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST"), bootstrap)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer p.stop()
 	select {
 	case r := <-done:
 		if r.err != nil {
-			return 0, p.fail(r.err)
+			return 0, 0, p.fail(r.err)
 		}
 		if err := checkUsageAnswer(http.StatusOK, r.body); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		return float64(r.at.Sub(p.start)) / 1e6, nil
+		p.stop()
+		st := p.cmd.ProcessState
+		return float64(r.at.Sub(p.start)) / 1e6, float64(st.UserTime()+st.SystemTime()) / 1e6, nil
 	case <-time.After(10 * time.Second):
-		return 0, p.fail(errors.New("no answer in 10 s"))
+		return 0, 0, p.fail(errors.New("no answer in 10 s"))
 	}
 }
 
@@ -229,7 +250,7 @@ func round(v []float64) []string {
 }
 
 // coldEnv is the turn function's environment for the cold starts: the
-// local stack's tables on the embedded DynamoDB, inline dispatch, and the
+// local stack's tables on its stand-ins, inline dispatch, and the
 // offline model and local sandbox named explicitly, as the function
 // refuses to start without a model and a sandbox (the usage event it
 // serves uses neither).

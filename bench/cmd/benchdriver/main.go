@@ -44,6 +44,9 @@ type options struct {
 	tracingCost                     bool
 	exportBeforeResponse            bool
 	traceRatio                      float64
+	baseline                        string
+	untraced                        bool
+	coldTraced                      bool
 	jsonOut                         string
 }
 
@@ -53,6 +56,7 @@ func main() {
 	flag.IntVar(&o.turns, "turns", 300, "measured turns per process")
 	flag.IntVar(&o.warmup, "warmup", 30, "turns per process before measuring")
 	flag.IntVar(&o.coldStarts, "cold-starts", 9, "cold starts of the turn bootstrap")
+	flag.BoolVar(&o.coldTraced, "cold-traced", false, "the cold starts trace every invocation to a collector here (the exporter set up at the cold start, as in AWS)")
 	flag.StringVar(&o.turnproc, "turnproc", "bin/bench/turnproc", "our turn process (bench/cmd/turnproc)")
 	flag.StringVar(&o.peerDir, "peer-dir", "", "the peer's installed directory (peer.mjs and node_modules)")
 	flag.StringVar(&o.node, "node", "", "node binary for the peer (default: the pinned one in -peer-dir, else node on PATH)")
@@ -68,6 +72,8 @@ func main() {
 	flag.BoolVar(&o.oursOnly, "ours-only", false, "only our turn process and the cold starts; print their medians as JSON (bench/memsize.sh)")
 	flag.StringVar(&o.jsonOut, "json", "", "with -ours-only or -tracing-cost, also write the JSON line to this file")
 	flag.Float64Var(&o.traceRatio, "trace-ratio", 1, "with -tracing-cost, the share of the traced side's turns whose spans are exported (1: every turn, the worst case; the stack keeps 0.05)")
+	flag.StringVar(&o.baseline, "baseline", "", "with -tracing-cost, the first side is this turn process, traced as the other: what a change to the traced turn costs (the other is -turnproc)")
+	flag.BoolVar(&o.untraced, "untraced", false, "with -tracing-cost -baseline, neither side traces: what a change costs an untraced turn")
 	flag.BoolVar(&o.exportBeforeResponse, "export-before-response", false, "with -tracing-cost, the traced process exports each request's spans before it answers (a function without the traces extension) rather than after")
 	flag.BoolVar(&o.tracingCost, "tracing-cost", false, "only our turn process, in pairs: tracing off, and every turn traced and exported to a collector outside it; the CPU a turn and each pair's ratio as JSON")
 	flag.Parse()

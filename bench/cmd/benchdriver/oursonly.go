@@ -37,7 +37,7 @@ func oursOnly(ctx context.Context, o options, model *script.Server, llmURL strin
 	}
 	out := map[string]float64{
 		"wallMsPerTurn": median(wall), "cpuMsPerTurn": median(cpu),
-		"coldRieMs": median(cold.rieMs), "coldAloneMs": median(cold.aloneMs),
+		"coldRieMs": median(cold.rieMs), "coldAloneMs": median(cold.aloneMs), "coldAloneCpuMs": median(cold.aloneCPUMs),
 	}
 	return printJSON(o, out)
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/bench/internal/turnstack"
-	"github.com/commonly/runtime/internal/dynamodblocal"
+	"github.com/commonly/runtime/infra/localstack"
 )
 
 // sideRun is one process's measurement.
@@ -24,9 +24,9 @@ type sideRun struct {
 	cpuMs, wallMs float64 // per turn
 	sysMs         float64 // per turn, the kernel's part of cpuMs
 	peakRSSMiB    float64
-	ddb           turnstack.Calls // total over the measured turns (ours)
-	modelCalls    float64         // per turn
-	floorDDB      int             // DynamoDB calls per request (the floor)
+	ddb           localstack.Calls // total over the measured turns (ours)
+	modelCalls    float64          // per turn
+	floorDDB      int              // DynamoDB calls per request (the floor)
 	turns         int
 	info          map[string]string
 }
@@ -117,10 +117,10 @@ func (p *turnProc) measure(ctx context.Context, o options, model *script.Server,
 	}, nil
 }
 
-// side is a turn process with a fresh embedded DynamoDB served by this
-// process, and a client of its API.
+// side is a turn process on a fresh local stack of stand-ins served by
+// this process (its embedded DynamoDB), and a client of its API.
 type side struct {
-	db     *dynamodblocal.Server
+	st     *localstack.Stack
 	p      *turnProc
 	client *turnstack.Client
 }
@@ -128,28 +128,28 @@ type side struct {
 // startSide starts the DynamoDB and the turn process with args (besides
 // -llm and -dynamo); close stops both.
 func startSide(ctx context.Context, o options, llmURL string, args ...string) (*side, error) {
-	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
+	st, err := localstack.Start(ctx, localstack.Config{Env: turnstack.Env(nil)})
 	if err != nil {
 		return nil, err
 	}
-	p, err := startTurnproc(ctx, o, append([]string{"-llm", llmURL, "-dynamo", db.URL}, args...))
+	p, err := startTurnproc(ctx, o, append([]string{"-llm", llmURL, "-dynamo", st.DynamoDBURL}, args...))
 	if err != nil {
-		_ = db.Close()
+		st.Close()
 		return nil, err
 	}
 	client, err := turnstack.NewClient(p.ready.API)
 	if err != nil {
 		p.stop()
-		_ = db.Close()
+		st.Close()
 		return nil, err
 	}
-	return &side{db: db, p: p, client: client}, nil
+	return &side{st: st, p: p, client: client}, nil
 }
 
 func (s *side) close() {
 	s.client.HTTP.CloseIdleConnections()
 	s.p.stop()
-	_ = s.db.Close()
+	s.st.Close()
 }
 
 // runOurs starts a turn process and drives turns through its API.
@@ -264,7 +264,7 @@ type summary struct {
 	runs                                               int
 	cpuMs, sysMs, wallMs, peakRSSMiB, modelCalls, ddbN float64
 	cpuMin, cpuMax                                     float64
-	ddb                                                turnstack.Calls
+	ddb                                                localstack.Calls
 	turns                                              int
 }
 

@@ -23,7 +23,9 @@ import (
 // its drift (neighbours on the host) moves both sides alike, which
 // separate processes run one after the other did not. Prints, as one JSON
 // line (and in -json), each side's CPU a turn over all its blocks, their
-// ratio, and each block pair's ratio with their median.
+// ratio, and each block pair's ratio with their median. With -baseline
+// the first side is that turn process, traced as the second: the ratio
+// is what a change costs a traced turn (with -untraced, an untraced one).
 func tracingCost(ctx context.Context, o options, model *script.Server, llmURL string) error {
 	// The collector runs here, so its work is not in the turn process's
 	// CPU: in AWS the collector is X-Ray's.
@@ -39,12 +41,23 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 	}
 
 	var sides [2]*side // off, on
-	for i, args := range [][]string{nil, traced} {
+	first, firstArgs := o, []string(nil)
+	if o.baseline != "" {
+		first.turnproc, firstArgs = o.baseline, traced
+		if o.untraced {
+			firstArgs, traced = nil, nil
+		}
+	}
+	for i, args := range [][]string{firstArgs, traced} {
 		if o.profileDir != "" {
 			name := filepath.Join(o.profileDir, "turnproc-"+[]string{"off", "on"}[i])
 			args = append(args, "-cpuprofile", name+".cpu", "-memprofile", name+".mem")
 		}
-		s, err := startSide(ctx, o, llmURL, args...)
+		so := o
+		if i == 0 {
+			so = first
+		}
+		s, err := startSide(ctx, so, llmURL, args...)
 		if err != nil {
 			return err
 		}
@@ -55,7 +68,7 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 		}
 		sides[i] = s
 	}
-	var cpu, ddb [2]float64
+	var cpu, ddb, rss [2]float64
 	var ratios []float64
 	for i := range o.runs {
 		b := o // the first block warms each side up
@@ -73,7 +86,7 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 			if r[k], err = sides[k].p.measure(ctx, b, model, sides[k].turn(ctx)); err != nil {
 				return fmt.Errorf("block %d: %w", i+1, err)
 			}
-			if k == 1 && o.traceRatio == 1 && sink.Exports() == exports {
+			if (k == 1 || o.baseline != "") && !o.untraced && o.traceRatio == 1 && sink.Exports() == exports {
 				return fmt.Errorf("block %d: no spans reached the collector", i+1)
 			}
 		}
@@ -82,6 +95,7 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 		for k := range 2 {
 			cpu[k] += r[k].cpuMs
 			ddb[k] += float64(r[k].ddb.Total()) / float64(r[k].turns)
+			rss[k] = max(rss[k], r[k].peakRSSMiB)
 		}
 		ratios = append(ratios, r[1].cpuMs/r[0].cpuMs)
 	}
@@ -91,6 +105,7 @@ func tracingCost(ctx context.Context, o options, model *script.Server, llmURL st
 		"blockRatioMedian": median(ratios), "blockRatios": ratios,
 		"offDynamoDBCallsPerTurn": ddb[0] / n, "onDynamoDBCallsPerTurn": ddb[1] / n,
 		"otlpBytesPerExport": sink.BytesPerExport(), "traceRatio": o.traceRatio, "exportBeforeResponse": o.exportBeforeResponse,
+		"baseline": o.baseline, "offPeakRSSMiB": rss[0], "onPeakRSSMiB": rss[1],
 	}
 	return printJSON(o, out)
 }

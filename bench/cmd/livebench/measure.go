@@ -13,6 +13,7 @@ import (
 
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/runs"
 )
 
@@ -28,7 +29,7 @@ type result struct {
 	toWrite, fromWrite []time.Duration
 	// calls are the worker's DynamoDB calls over all turns; streaming the
 	// time the answers took to stream.
-	calls     turnstack.Calls
+	calls     localstack.Calls
 	streaming time.Duration
 	// reads are the sizes of the items the reader read; watching the
 	// time the client watched.
@@ -66,7 +67,7 @@ func (s *stack) turn(ctx context.Context, r *result) error {
 	if err != nil {
 		return err
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.api.URL+"/v1/installs/"+turnstack.InstallID+"/turns", strings.NewReader(turnstack.TurnBody))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.st.APIURL+"/v1/installs/"+turnstack.InstallID+"/turns", strings.NewReader(turnstack.TurnBody))
 	req.Header.Set("Authorization", "Bearer "+user)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-Key", s.client.NewIdempotencyKey())
@@ -85,7 +86,7 @@ func (s *stack) turn(ctx context.Context, r *result) error {
 	s.takeReads()
 	s.resetWrites()
 	watchStart := time.Now()
-	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, s.api.URL+"/v1/runs/"+accepted.RunID+"/events", nil)
+	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, s.st.APIURL+"/v1/runs/"+accepted.RunID+"/events", nil)
 	req.Header.Set("Authorization", "Bearer "+user)
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {

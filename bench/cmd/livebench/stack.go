@@ -5,9 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"sync"
 	"time"
 
@@ -15,33 +12,24 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/commonly/runtime/bench/internal/turnstack"
-	eventshandler "github.com/commonly/runtime/functions/events/handler"
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
-	"github.com/commonly/runtime/infra/awslocal/lambdalocal"
-	"github.com/commonly/runtime/internal/dynamodblocal"
-	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/turns"
+	"github.com/commonly/runtime/infra/localstack"
 )
 
 // functionName is the turn function's, which its dispatches invoke.
 const functionName = "livebench-turn"
 
-// stack is the turn function as AWS runs it, on the stand-ins: the API
-// (the local gateway and its JWT check) in front of the production
-// wiring (turnstack.Build, app.Build), each turn dispatched to an
-// asynchronous invocation of its own (the Lambda stand-in), and the
-// events function's handler with its production watcher, polling at
-// poll. The worker's and the reader's DynamoDB calls are counted apart;
-// each of the reader's GetItem is sized.
+// stack is the turn function as AWS runs it, on the local stack
+// (infra/localstack): the API (the local gateway and its JWT check) in
+// front of the production wiring (app.Build with the benchmark's
+// options), each turn dispatched to an asynchronous invocation of its own
+// (the Lambda stand-in), and the events function's route, its watch
+// polling at poll. The worker's and the reader's DynamoDB calls are
+// counted apart; each of the reader's GetItem is sized.
 type stack struct {
-	api    *httptest.Server
-	model  *httptest.Server
+	st     *localstack.Stack
 	paced  *pacedModel
-	db     *dynamodblocal.Server
-	lam    *lambdalocal.Server
-	worker *turnstack.Counter
-	reader *turnstack.Counter
+	worker *localstack.Counter
 	client *turnstack.Client
 
 	mu    sync.Mutex
@@ -51,37 +39,22 @@ type stack struct {
 	written map[string]time.Time
 }
 
-func startStack(ctx context.Context, poll time.Duration, words int, gap time.Duration) (*stack, error) {
-	s := &stack{worker: turnstack.NewCounter(), reader: turnstack.NewCounter(), paced: newPacedModel(words, gap, turnstack.Model)}
-	s.model = httptest.NewServer(s.paced)
-	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", turnstack.Tables)
-	if err != nil {
-		s.close()
-		return nil, err
+func startStack(ctx context.Context, poll time.Duration, words int, gap time.Duration) (s *stack, err error) {
+	s = &stack{paced: newPacedModel(words, gap, turnstack.Model), written: map[string]time.Time{}}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if s.st, err = localstack.Start(ctx, localstack.Config{
+		Env:       turnstack.Env(map[string]string{"TURN_DISPATCH": app.DispatchLambda, "AWS_LAMBDA_FUNCTION_NAME": functionName}),
+		Functions: []localstack.Function{localstack.Turn, localstack.Events}, Model: s.paced,
+		TurnOptions: turnstack.Options(), Count: true, EventsPoll: poll, JWTSecret: []byte(turnstack.Secret),
+	}); err != nil {
+		return s, err
 	}
-	s.db = db
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg, err := turnstack.Config(s.model.URL, map[string]string{"TURN_DISPATCH": app.DispatchLambda, "AWS_LAMBDA_FUNCTION_NAME": functionName})
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	var built *app.Built
-	s.lam, err = lambdalocal.StartRunning(lambdalocal.RunConfig{Timeout: turns.MaxTurnDuration, Log: quiet,
-		Run: func(ctx context.Context, payload []byte) error {
-			_, err := built.Handler.Invoke(ctx, json.RawMessage(payload))
-			return err
-		}}, functionName)
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	if built, err = turnstack.Build(ctx, cfg, app.Deps{Dynamo: db.Client(s.worker.Option()), Lambda: s.lam.Client(), Log: quiet}); err != nil {
-		s.close()
-		return nil, err
-	}
-	s.written = map[string]time.Time{}
-	s.worker.Observe(func(_ context.Context, o turnstack.Observed) {
+	s.worker = s.st.Calls[localstack.Turn]
+	s.worker.Observe(func(_ context.Context, o localstack.Observed) {
 		if o.Err != nil {
 			return
 		}
@@ -91,39 +64,18 @@ func startStack(ctx context.Context, poll time.Duration, words int, gap time.Dur
 			s.noteWrite(b, time.Now())
 		}
 	})
-	s.reader.Observe(func(_ context.Context, o turnstack.Observed) {
+	s.st.Calls[localstack.Events].Observe(func(_ context.Context, o localstack.Observed) {
 		if out, ok := o.Output.(*dynamodb.GetItemOutput); ok && o.Op == "GetItem" {
 			s.mu.Lock()
 			s.reads = append(s.reads, itemSize(out.Item))
 			s.mu.Unlock()
 		}
 	})
-	rs, err := store.New(store.Config{DB: db.Client(s.reader.Option()), Tables: turnstack.Tables})
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	w, err := turns.NewWatcher(turns.WatcherConfig{Runs: rs, Slots: rs, Log: quiet})
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	verify := eventshandler.VerifierFunc(func(_ context.Context, auth string) (map[string]string, error) {
-		return apigatewaylocal.VerifyToken([]byte(turnstack.Secret), auth, time.Now())
-	})
-	events, err := eventshandler.New(eventshandler.Config{Watcher: w, Verifier: verify, Poll: poll, Log: quiet})
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	s.api = httptest.NewServer(&apigatewaylocal.Gateway{Secret: []byte(turnstack.Secret), Invoke: built.Handler.HandleHTTP, Events: events, Log: quiet})
-	if s.client, err = turnstack.NewClient(s.api.URL); err != nil {
-		s.close()
-		return nil, err
+	if s.client, err = turnstack.NewClient(s.st.APIURL); err != nil {
+		return s, err
 	}
 	if err := s.client.CreateInstall(ctx); err != nil {
-		s.close()
-		return nil, fmt.Errorf("install: %w", err)
+		return s, fmt.Errorf("install: %w", err)
 	}
 	return s, nil
 }
@@ -165,17 +117,8 @@ func (s *stack) takeReads() []int {
 }
 
 func (s *stack) close() {
-	if s.api != nil {
-		s.api.Close()
-	}
-	if s.lam != nil {
-		_ = s.lam.Close()
-	}
-	if s.db != nil {
-		_ = s.db.Close()
-	}
-	if s.model != nil {
-		s.model.Close()
+	if s.st != nil {
+		s.st.Close()
 	}
 }
 

@@ -39,6 +39,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -48,19 +49,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/commonly/runtime/bench/internal/floor"
 	"github.com/commonly/runtime/bench/internal/procstat"
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/bench/internal/shapes"
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/functions/turn/app"
-	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
-	"github.com/commonly/runtime/internal/dynamodblocal"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/gomaxprocs"
-	"github.com/commonly/runtime/shared/tools"
 	"github.com/commonly/runtime/shared/tracing"
 )
 
@@ -119,28 +115,20 @@ func run() error {
 	defer stop()
 
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
-	cfg, err := turnstack.Config(*llmURL, env)
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	// As the local stack: the standard endpoint variable and the default
-	// configuration chain.
-	for k, v := range dynamodblocal.AWSEnv(*dynamoURL) {
-		os.Setenv(k, v)
-	}
-	awsCfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return fmt.Errorf("aws config: %w", err)
-	}
-	counter := turnstack.NewCounter()
-	var handler http.Handler
+	var apiURL string
+	calls := func() localstack.Calls { return localstack.Calls{} }
 	if *floorCalls >= 0 {
 		f := &floor.Handler{
-			LLM: *llmURL, Dynamo: *dynamoURL, Table: cfg.Tables.State, Model: turnstack.Model,
+			LLM: *llmURL, Dynamo: *dynamoURL, Table: turnstack.Tables.State, Model: turnstack.Model,
 			ModelCalls: script.Steps, DynamoCalls: *floorCalls, HTTP: &http.Client{},
 		}
 		f.Init()
-		handler = f
+		srv, url, err := serve(f)
+		if err != nil {
+			return err
+		}
+		defer shutdown(srv)
+		apiURL = url
 	} else {
 		tp, err := tracing.Setup(ctx, tracing.Config{ServiceName: "commonly-turn", OTLP: otlpOf(*otlpURL), SampleRatio: *ratio})
 		if err != nil {
@@ -152,54 +140,61 @@ func run() error {
 				return err
 			}
 		}
-		if tp.Enabled() {
-			// As the turn function's main wires it (tracing.ForFunction).
-			tracing.InstrumentAWS(&awsCfg)
-		}
-		deps := app.Deps{Dynamo: dynamodb.NewFromConfig(awsCfg, counter.Option()), Log: log, Tracing: tp}
+		// The local stack's turn function on the driver's DynamoDB and
+		// scripted model, its spans flushed after each response as the
+		// function's main wires it (tracing.WithFlush).
+		// With -shapes, the turn shapes' context tool is offered too.
+		vars := map[string]string{"LLM_BASE_URL": *llmURL}
+		maps.Copy(vars, env)
+		opts := turnstack.Options()
 		if *withShapes {
-			deps.ExtraTools = []tools.Tool{shapes.ContextTool{}}
+			opts = append(opts, app.WithTools(shapes.ContextTool{}))
 		}
-		built, err := turnstack.Build(ctx, cfg, deps)
+		st, err := localstack.Start(ctx, localstack.Config{
+			Env: turnstack.Env(vars), Functions: []localstack.Function{localstack.Turn},
+			DynamoDBURL: *dynamoURL, TurnOptions: opts, Count: true, Log: log, Tracing: tp,
+			JWTSecret: []byte(turnstack.Secret),
+			Serve: func(_ *localstack.Stack, gw http.Handler) (http.Handler, error) {
+				return tracing.WithFlushHTTP(tp, log, gw), nil
+			},
+		})
 		if err != nil {
 			return err
 		}
-		handler = tracing.WithFlushHTTP(tp, log, &apigatewaylocal.Gateway{Secret: []byte(turnstack.Secret), Invoke: built.Handler.HandleHTTP, Log: log})
+		defer st.Close()
+		apiURL, calls = st.APIURL, st.Calls[localstack.Turn].Snapshot
 	}
-
-	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	statsLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	api := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	stats := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	// The stats on a listener of their own, outside the API.
+	stats, statsURL, err := serve(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(turnstack.Stats{DynamoDB: counter.Snapshot(), Proc: procstat.Self()})
-	}), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 2)
-	go func() { errc <- api.Serve(apiLn) }()
-	go func() { errc <- stats.Serve(statsLn) }()
-	if err := json.NewEncoder(os.Stdout).Encode(map[string]string{
-		"api": "http://" + apiLn.Addr().String(), "stats": "http://" + statsLn.Addr().String(),
-	}); err != nil {
+		_ = json.NewEncoder(w).Encode(turnstack.Stats{DynamoDB: calls(), Proc: procstat.Self()})
+	}))
+	if err != nil {
 		return err
 	}
-
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
-		if !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
+	defer shutdown(stats)
+	if err := json.NewEncoder(os.Stdout).Encode(map[string]string{"api": apiURL, "stats": statsURL}); err != nil {
+		return err
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	<-ctx.Done()
+	return nil
+}
+
+// serve serves h on a free loopback port.
+func serve(h http.Handler) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return srv, "http://" + ln.Addr().String(), nil
+}
+
+func shutdown(srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = stats.Shutdown(sctx)
-	return api.Shutdown(sctx)
+	_ = srv.Shutdown(ctx)
 }
 
 // otlpOf is the collector -otlp names; nil (tracing off) when empty.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/llm"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
@@ -95,6 +96,12 @@ func (s *streamFaults) closedRuns() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.closed)
+}
+
+// wrap is the fault around the alarm function's handler (localstack.Faults.Stream).
+func (s *streamFaults) wrap(h localstack.StreamHandler) localstack.StreamHandler {
+	s.handle = h
+	return s.invoke
 }
 
 func (s *streamFaults) invoke(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {

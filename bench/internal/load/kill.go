@@ -17,6 +17,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/dispatch"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -240,6 +241,15 @@ func (k *kills) dynamo(o *dynamodb.Options) {
 		next = awshttp.NewBuildableClient()
 	}
 	o.HTTPClient = doFunc(func(req *http.Request) (*http.Response, error) { return k.table(req, next.Do) })
+}
+
+// options are the options of fn's DynamoDB client: the turn function's
+// goes through the wrapper.
+func (k *kills) options(fn localstack.Function) []func(*dynamodb.Options) {
+	if fn != localstack.Turn {
+		return nil
+	}
+	return []func(*dynamodb.Options){k.dynamo}
 }
 
 // outbound is a call to the model, E2B or the pods.

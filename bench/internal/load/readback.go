@@ -93,7 +93,7 @@ func readBack(ctx context.Context, st *stack) (*snapshot, error) {
 		return nil, fmt.Errorf("read the state table: %w", err)
 	}
 	s.models = modelCalls(st.model.Requests())
-	for _, ev := range st.bus.Events() {
+	for _, ev := range st.Bus.Events() {
 		if ev.DetailType != ledger.AlarmDetailType {
 			continue
 		}

@@ -164,7 +164,7 @@ func (r report) print(w io.Writer) {
 	}
 	faults["sandbox creates refused (E2B)"] = refused
 	faults["stream batches redelivered"] = int(r.st.streams.redelivered.Load())
-	faults["eventbridge-put-failed"] = r.st.busFaults.injected(r.st.bus)
+	faults["eventbridge-put-failed"] = r.st.busFaults.injected(r.st.Bus)
 	faults["sandbox-leaked"] = r.inj.get("sandbox-leaked")
 	faults["workers stalled"] = int(r.st.stall.calls.Load())
 	fmt.Fprintf(w, "faults injected: %s\n", mapLine(faults))

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/commonly/runtime/bench/internal/turnstack"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -62,7 +63,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		c.Observe(obs.observe(fn))
 	}
 
-	c, err := newClient(st.api.URL, []byte(turnstack.Secret), cfg.ClientTimeout, cfg.Concurrency)
+	c, err := newClient(st.APIURL, []byte(turnstack.Secret), cfg.ClientTimeout, cfg.Concurrency)
 	if err != nil {
 		return nil, err
 	}
@@ -174,14 +175,14 @@ func background(ctx context.Context, cfg Config, st *stack, inj *injected, peak 
 		case <-ctx.Done():
 			return
 		case now := <-tick.C:
-			if n, err := openRuns(ctx, st.plain, st.turn.Store.IndexShards()); err == nil && int64(n) > peak.Load() {
+			if n, err := openRuns(ctx, st.plain, st.Turn.Store.IndexShards()); err == nil && int64(n) > peak.Load() {
 				peak.Store(int64(n))
 			}
 			if cfg.FaultRate <= 0 {
 				continue
 			}
 			if now.Sub(lastBus) >= time.Second {
-				st.busFaults.tick(st.bus)
+				st.busFaults.tick(st.Bus)
 				lastBus = now
 			}
 			if now.Sub(lastLeak) >= 10*time.Second {
@@ -198,7 +199,7 @@ func background(ctx context.Context, cfg Config, st *stack, inj *injected, peak 
 func drain(ctx context.Context, cfg Config, st *stack) time.Duration {
 	start := time.Now()
 	for time.Since(start) < cfg.Drain && ctx.Err() == nil {
-		if n, err := openRuns(ctx, st.plain, st.turn.Store.IndexShards()); err == nil && n == 0 {
+		if n, err := openRuns(ctx, st.plain, st.Turn.Store.IndexShards()); err == nil && n == 0 {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
@@ -250,8 +251,8 @@ func (o *observer) reset() {
 	o.admissions = nil
 }
 
-func (o *observer) observe(function string) func(context.Context, turnstack.Observed) {
-	return func(ctx context.Context, c turnstack.Observed) {
+func (o *observer) observe(function string) func(context.Context, localstack.Observed) {
+	return func(ctx context.Context, c localstack.Observed) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		o.usage.call(function, c.Op, c.Input, c.Output, c.Err == nil)

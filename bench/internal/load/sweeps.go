@@ -68,7 +68,7 @@ func (s *sweeps) check(ctx context.Context, st *stack, now time.Time) {
 	// The live index's sort key is the record's expiry (its lifetime
 	// after creation): past it by more than the grace and one sweep is late.
 	bound := tablekeys.LiveSort(now.Add(-reaper.DefaultGrace - s.interval))
-	for shard := range st.turn.Store.IndexShards() {
+	for shard := range st.Turn.Store.IndexShards() {
 		out, err := st.plain.Query(ctx, &dynamodb.QueryInput{
 			TableName: aws.String(turnstack.Tables.State), IndexName: aws.String(tablekeys.LiveIndex),
 			KeyConditionExpression: aws.String("#pk = :live AND #sk < :bound"),

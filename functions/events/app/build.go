@@ -28,5 +28,5 @@ func Build(cfg Config, d Deps) (*handler.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return handler.New(handler.Config{Watcher: w, Verifier: d.Verifier, MaxStream: cfg.StreamMax, Log: d.Log})
+	return handler.New(handler.Config{Watcher: w, Verifier: d.Verifier, MaxStream: cfg.StreamMax, Poll: cfg.Poll, Log: d.Log})
 }

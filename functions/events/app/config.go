@@ -36,6 +36,10 @@ type Config struct {
 	// hold open at once, default turns.DefaultStreamsPerUser, at most
 	// MaxStreamsPerUser (each is a slot item of the user's, read per open).
 	StreamsPerUser int
+	// Poll is how often a watch reads the run; zero is the watcher's
+	// default, the deployment's (LoadConfig leaves it: the benchmark of
+	// how late is live, bench/cmd/livebench, sets it).
+	Poll time.Duration
 }
 
 // MaxStreamsPerUser bounds STREAMS_PER_USER.

@@ -13,6 +13,7 @@ import (
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/reaper"
 	"github.com/commonly/runtime/shared/redact"
+	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/sandbox/e2b"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/turns"
@@ -32,7 +33,7 @@ type Deps struct {
 	HTTP *http.Client
 	// Local is the local provider whose sessions the reaper kills with
 	// SANDBOX=local (the local stack, which owns them); nil kills none.
-	Local reaper.Local
+	Local sandbox.Inventory
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 	// Log is Lambda's logger in the function; nil is slog.Default().
@@ -89,9 +90,11 @@ func Build(cfg Config, d Deps) (*Built, error) {
 		if err != nil {
 			return nil, err
 		}
-		reaperCfg.E2B = client
+		reaperCfg.Providers = []sandbox.Inventory{client}
 	case SandboxLocal:
-		reaperCfg.Local = d.Local
+		if d.Local != nil {
+			reaperCfg.Providers = []sandbox.Inventory{d.Local}
+		}
 	}
 	rp, err := reaper.New(reaperCfg)
 	if err != nil {

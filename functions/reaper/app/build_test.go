@@ -104,7 +104,7 @@ func TestSweepRedispatchesAStoppedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	lam, err := lambdalocal.Start("TurnFunction")
+	lam, err := lambdalocal.StartTaking("TurnFunction")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,14 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/commonly/runtime/functions/turn/handler"
-	"github.com/commonly/runtime/shared/agent"
 	"github.com/commonly/runtime/shared/dispatch"
 	"github.com/commonly/runtime/shared/metrics"
 	"github.com/commonly/runtime/shared/pricing"
 	"github.com/commonly/runtime/shared/redact"
 	"github.com/commonly/runtime/shared/sandbox/local"
 	"github.com/commonly/runtime/shared/store"
-	"github.com/commonly/runtime/shared/tools"
 	"github.com/commonly/runtime/shared/tracing"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -34,11 +32,6 @@ type Deps struct {
 	Log  *slog.Logger
 	// Metrics receives CloudWatch EMF events (stdout in Lambda); nil discards.
 	Metrics *metrics.Emitter
-	// ExtraTools are offered beside the built-in tools, and Poster, when
-	// set, delivers final answers instead of the pod backend: hooks for the
-	// benchmarks, which measure this wiring with a no-op tool.
-	ExtraTools []tools.Tool
-	Poster     agent.Poster
 	// LocalSandbox, with SANDBOX=local, is the provider code runs in; nil
 	// builds one. The local stack shares its provider with its reaper,
 	// which kills the sessions past their lifetime.
@@ -63,7 +56,11 @@ type Built struct {
 // → engines → turn service and worker → handler. What runs is decided in
 // Config (LLMMode, Sandbox, PodTools, WebSearch, GitHub, Fallback); this
 // only builds it.
-func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
+func Build(ctx context.Context, cfg Config, d Deps, opts ...Option) (*Built, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if d.Now == nil {
 		d.Now = time.Now
 	}
@@ -95,7 +92,7 @@ func Build(ctx context.Context, cfg Config, d Deps) (*Built, error) {
 	}
 	prices = prices.WithClock(d.Now)
 
-	engines, nativeEngine, err := buildEngines(cfg, d, st, prices)
+	engines, nativeEngine, err := buildEngines(cfg, d, o, st, prices)
 	if err != nil {
 		return nil, err
 	}

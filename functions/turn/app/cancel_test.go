@@ -12,6 +12,7 @@ import (
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
+	"github.com/commonly/runtime/shared/turns"
 )
 
 // A stop asked from another device reaches the worker wherever the turn
@@ -172,5 +173,40 @@ func (f *firstChunkOnly) Flush() {
 		f.h.wasCut = true
 		f.h.mu.Unlock()
 		panic(http.ErrAbortHandler)
+	}
+}
+
+// Once the final answer is recorded (the events flush during its post
+// carries it), a stop is too late: the post goes on, the run succeeds.
+func TestCancelOnceTheAnswerIsRecordedIsTooLate(t *testing.T) {
+	s := newStackWith(t, nil, llmtest.Text("the answer"))
+	s.install(t, `{"userId":"user-1","podId":"pod-1","agentName":"scout","tools":[]}`)
+	posting, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.pod.Hold(func(*http.Request) { once.Do(func() { close(posting) }); <-release })
+
+	done := make(chan runs.Run, 1)
+	go func() { done <- s.turn(t, "go on") }()
+	select {
+	case <-posting:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the answer was never posted")
+	}
+	runID := s.onlyRunID(t)
+	// The flush that records the answer falls during the post.
+	time.Sleep(4 * turns.EventFlushDelay)
+	r := s.call(t, apiEvent("POST", "/v1/runs/"+runID+"/cancel", "user-1", false, "", nil))
+	close(release)
+	var body map[string]string
+	_ = json.Unmarshal([]byte(r.Body), &body)
+	if r.StatusCode != 200 || body["cancel"] != "too_late" {
+		t.Errorf("cancel during the post: %d %s", r.StatusCode, r.Body)
+	}
+	run := <-done
+	if run.Status != runs.StatusSucceeded || !run.PostedToPod || run.FinalMessage != "the answer" {
+		t.Fatalf("run %s posted %v final %q", run.Status, run.PostedToPod, run.FinalMessage)
+	}
+	if n := len(s.pod.Messages("pod-1")); n != 1 {
+		t.Errorf("the pod got %d messages", n)
 	}
 }

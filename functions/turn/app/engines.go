@@ -21,8 +21,8 @@ import (
 // buildEngines builds the deployment's engines: always the native one
 // (also returned: its catalog is what installs may list), and the
 // durable-object one when Config.Fallback says so.
-func buildEngines(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (map[turns.EngineName]turns.Engine, *native.Engine, error) {
-	nativeEngine, err := newNativeEngine(cfg, d, st, prices)
+func buildEngines(cfg Config, d Deps, o options, st *store.Dynamo, prices *pricing.Table) (map[turns.EngineName]turns.Engine, *native.Engine, error) {
+	nativeEngine, err := newNativeEngine(cfg, d, o, st, prices)
 	if err != nil {
 		return nil, nil, fmt.Errorf("native engine: %w", err)
 	}
@@ -46,7 +46,7 @@ func buildEngines(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (
 // it, and their turns go on without it and record it. It refuses to start
 // with a model, search provider or sandbox that has no price: no turn is
 // ever silently free.
-func newNativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table) (*native.Engine, error) {
+func newNativeEngine(cfg Config, d Deps, o options, st *store.Dynamo, prices *pricing.Table) (*native.Engine, error) {
 	model, modelName, err := modelClient(cfg, d, prices)
 	if err != nil {
 		return nil, err
@@ -81,9 +81,9 @@ func newNativeEngine(cfg Config, d Deps, st *store.Dynamo, prices *pricing.Table
 		d.Log.Warn("web search off: SEARCH_API_KEY is not set")
 		nativeCfg.Builtins = append(nativeCfg.Builtins, tools.Unconfigured(search.Name))
 	}
-	nativeCfg.Builtins = append(nativeCfg.Builtins, d.ExtraTools...)
-	if d.Poster != nil {
-		poster = d.Poster
+	nativeCfg.Builtins = append(nativeCfg.Builtins, o.tools...)
+	if o.poster != nil {
+		poster = o.poster
 	}
 	if cfg.GitHub {
 		gh, err := github.New(github.Config{BaseURL: cfg.GitHubAPIURL, Tokens: tokenBroker, HTTPClient: d.HTTP})

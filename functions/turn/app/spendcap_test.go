@@ -208,15 +208,15 @@ func TestWithoutACapNothingChanges(t *testing.T) {
 		return awscalls.Count(rec.Take())
 	}
 	without := count(nil)
-	// The checkpoint before the post carries the turn's journal (one
-	// transaction), with or without a cap.
-	want := map[string]int{"TransactWriteItems": 2, "UpdateItem": 1, "PutItem": 1}
+	// A one-step turn writes no journal before its final write, with or
+	// without a cap: its answer rides on that write.
+	want := map[string]int{"TransactWriteItems": 1, "UpdateItem": 1, "PutItem": 1}
 	if fmt.Sprint(without) != fmt.Sprint(want) {
-		t.Errorf("without a cap: %v, want %v (admit, claim, the journal before the post, final put)", without, want)
+		t.Errorf("without a cap: %v, want %v (admit, claim, final put)", without, want)
 	}
 	with := count(map[string]string{"DAILY_SPEND_CAP_USD": "5"})
-	wantCap := map[string]int{"TransactWriteItems": 3, "UpdateItem": 1}
+	wantCap := map[string]int{"TransactWriteItems": 2, "UpdateItem": 1}
 	if fmt.Sprint(with) != fmt.Sprint(wantCap) {
-		t.Errorf("with a cap: %v, want %v (admit with its reservation, claim, the journal before the post, final write settling it)", with, wantCap)
+		t.Errorf("with a cap: %v, want %v (admit with its reservation, claim, final write settling it)", with, wantCap)
 	}
 }

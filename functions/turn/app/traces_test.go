@@ -197,9 +197,8 @@ func TestTraceOfACodeTurn(t *testing.T) {
 	wantAttrs(t, worker, map[attribute.Key]any{tracing.RunStatus: "succeeded", tracing.CostMicros: int64(run.CostMicros)})
 	tr.one(t, "turn.claim", &worker)
 	// One before the second model call, a transaction with the journal's
-	// entries; the final answer recorded before the post.
+	// entries; the final answer's entry rides on the final write.
 	tr.one(t, "turn.checkpoint", &worker)
-	tr.one(t, "turn.final_answer", &worker)
 	final := tr.one(t, "turn.final_write", &worker)
 	finalPut := tr.one(t, "DynamoDB.PutItem", &final)
 	if tables := attr(finalPut, "aws.dynamodb.table_names").AsStringSlice(); len(tables) != 1 || tables[0] != "runs" {

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -42,13 +43,25 @@ type Gateway struct {
 	// itself, beside the HTTP API that cannot stream; here on the same
 	// address, passed through unbuffered.
 	Events http.Handler
+	// Access, when set, gets one line for each request served: method,
+	// path, status, the run it names and the time it took (make run).
+	Access io.Writer
 	seq    atomic.Int64
 }
 
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, ok := eventshandler.RunID(r.URL.Path); ok && g.Events != nil {
+		if g.Access != nil {
+			defer g.access(r, time.Now(), http.StatusOK, nil)
+		}
 		g.Events.ServeHTTP(w, r)
 		return
+	}
+	if g.Access != nil {
+		// The status and body are known once served.
+		rec := &accessRecorder{ResponseWriter: w}
+		defer func(start time.Time) { g.access(r, start, rec.status, rec.body) }(time.Now())
+		w = rec
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxLocalBody+1))
 	if err != nil || len(body) > maxLocalBody {
@@ -70,6 +83,43 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(out)
+}
+
+// accessRecorder keeps a response's status and the start of its body,
+// for the access line.
+type accessRecorder struct {
+	http.ResponseWriter
+	status int
+	body   []byte
+}
+
+func (a *accessRecorder) WriteHeader(status int) {
+	a.status = status
+	a.ResponseWriter.WriteHeader(status)
+}
+
+func (a *accessRecorder) Write(b []byte) (int, error) {
+	if a.status == 0 {
+		a.status = http.StatusOK
+	}
+	if len(a.body) < 512 {
+		a.body = append(a.body, b[:min(len(b), 512-len(a.body))]...)
+	}
+	return a.ResponseWriter.Write(b)
+}
+
+// runIDIn finds the run a request names: in its path, or the "runId" of
+// its answer.
+var runIDIn = regexp.MustCompile(`\b(run_[0-9a-f]{16,})\b`)
+
+// access writes one request's line: method, path, status, run, time.
+func (g *Gateway) access(r *http.Request, start time.Time, status int, body []byte) {
+	run := "-"
+	if m := runIDIn.FindSubmatch(append([]byte(r.URL.Path+" "), body...)); m != nil {
+		run = string(m[1])
+	}
+	fmt.Fprintf(g.Access, "%s %s %s %d %s %.1fms\n", time.Now().Format("15:04:05"), r.Method, r.URL.Path, status, run,
+		float64(time.Since(start).Microseconds())/1e3)
 }
 
 func (g *Gateway) event(r *http.Request, body []byte) events.APIGatewayV2HTTPRequest {

@@ -2,12 +2,13 @@
 // (REST JSON, POST /2015-03-31/functions/{name}/invocations) on loopback,
 // which the real SDK client reaches through AWS_ENDPOINT_URL_LAMBDA. An
 // asynchronous invocation (X-Amz-Invocation-Type: Event) of a known
-// function is accepted with 202 and either queued, for the caller to take
-// and run each as Lambda would, in an invocation of its own (Start;
-// `make invoke`), or run at once in an invocation of its own, a goroutine
-// with the function's timeout, retried as Lambda retries an asynchronous
-// invocation (StartRunning; `make run`). Other functions are not found;
-// other invocation types are refused.
+// function is accepted with 202 and run at once in an invocation of its
+// own, a goroutine with the function's timeout, retried as Lambda retries
+// an asynchronous invocation, a crash or a timeout alike (Start; the
+// local stack gives it the function's entry point, in process or its
+// bootstrap under the emulator), or kept for a test to take
+// (StartTaking). Other functions are not found; other invocation types
+// are refused.
 package lambdalocal
 
 import (
@@ -33,21 +34,15 @@ const EndpointVar = "AWS_ENDPOINT_URL_LAMBDA"
 // maxAsyncPayload is Lambda's limit on an asynchronous invocation's payload.
 const maxAsyncPayload = 256 * 1024
 
-// Invocation is an Invoke of type Event that was accepted.
-type Invocation struct {
-	Function string
-	Payload  []byte
-}
-
 // Server is a running stand-in.
 type Server struct {
 	URL    string
 	names  []string // the known function's names (name, ARN)
 	http   *loopback.Server
 	mu     sync.Mutex
-	queue  []Invocation
 	calls  *awscalls.Recorder
-	runner *runner // nil: invocations are queued
+	runner *runner
+	taken  *taken // StartTaking's
 }
 
 // RecordCalls records every Invoke served from now on in rec (Call
@@ -59,16 +54,14 @@ func (s *Server) RecordCalls(rec *awscalls.Recorder) {
 	s.mu.Unlock()
 }
 
-// Start serves on a free loopback port; names are the names by which the
-// one known function is invoked (its name, its ARN).
-func Start(names ...string) (*Server, error) {
-	s := &Server{names: names}
+// serve serves s on a free loopback port.
+func (s *Server) serve() error {
 	srv, err := loopback.Serve("127.0.0.1:0", s)
 	if err != nil {
-		return nil, fmt.Errorf("lambda stand-in: %w", err)
+		return fmt.Errorf("lambda stand-in: %w", err)
 	}
 	s.http, s.URL = srv, srv.URL
-	return s, nil
+	return nil
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -97,36 +90,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lambdaError(w, http.StatusRequestEntityTooLarge, "RequestTooLargeException", "an asynchronous payload is at most 256 KB")
 		return
 	}
-	inv := Invocation{Function: name, Payload: payload}
-	if s.runner != nil {
-		if !s.runner.start(inv) {
-			lambdaError(w, http.StatusServiceUnavailable, "ServiceException", "the local Lambda is stopping")
-			return
-		}
-	} else {
-		s.mu.Lock()
-		s.queue = append(s.queue, inv)
-		s.mu.Unlock()
+	if !s.runner.start(invocation{function: name, payload: payload}) {
+		lambdaError(w, http.StatusServiceUnavailable, "ServiceException", "the local Lambda is stopping")
+		return
 	}
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// Take returns the queued invocations and empties the queue.
-func (s *Server) Take() []Invocation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q := s.queue
-	s.queue = nil
-	return q
-}
-
-// Close stops the server; with StartRunning, it then cancels the
-// invocations still running and waits for them to return.
+// Close stops the server, then cancels the invocations still running
+// and waits for them to return.
 func (s *Server) Close() error {
 	err := s.http.Close()
-	if s.runner != nil {
-		s.runner.close()
-	}
+	s.runner.close()
 	return err
 }
 

@@ -13,8 +13,11 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -91,11 +94,53 @@ func (e *Emulator) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	}
 }
 
+// KillFunction ends the function's process (the emulator's child) with
+// SIGKILL, as an execution environment is lost mid-invocation: the
+// invocation in flight fails (Runtime.ExitError) and the emulator starts
+// the bootstrap again for the next one.
+func (e *Emulator) KillFunction() error {
+	pids, err := children(e.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	if len(pids) == 0 {
+		return errors.New("rie: the function's process is not running")
+	}
+	var errs []error
+	for _, pid := range pids {
+		errs = append(errs, syscall.Kill(pid, syscall.SIGKILL))
+	}
+	return errors.Join(errs...)
+}
+
+// children are the processes whose parent is pid (Linux: /proc).
+func children(pid int) ([]int, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, n)
+			}
+		}
+	}
+	return pids, nil
+}
+
 // Output is what the emulator and the function wrote so far.
 func (e *Emulator) Output() string { return e.out.String() }
 
-// Close stops the emulator and the function.
+// Close stops the function, then the emulator: the function first, so
+// that it never sees its Runtime API go away (aws-lambda-go says so).
 func (e *Emulator) Close() error {
+	_ = e.KillFunction()
 	err := syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
 	var exit *exec.ExitError
 	if werr := e.cmd.Wait(); werr != nil && !errors.As(werr, &exit) {

@@ -151,7 +151,7 @@ func (e *Engine) Run(ctx context.Context, t turns.EngineTurn) turns.EngineResult
 	// turn as config.
 	out := e.cfg.Loop.Run(ctx, agent.TurnInput{
 		Run: run, System: systemPrompt(in), Message: run.Message, Tools: set, Env: env, Model: in.Model, Checkpoint: t.Checkpoint, Events: t.Events,
-		CommitAnswer: t.CommitAnswer, Journal: t.Journal, Resume: resume, Leave: leaving,
+		Journal: t.Journal, Resume: resume, Leave: leaving,
 	})
 	return turns.EngineResult{Infrastructure: out.Infrastructure, Leave: out.Leave}
 }

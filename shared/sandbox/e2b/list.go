@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/commonly/runtime/shared/sandbox"
 )
 
 // Sandbox states of the v2 list.
@@ -156,4 +158,40 @@ func (c *Client) List(ctx context.Context, q ListQuery) ([]ListedSandbox, error)
 		all = append(all, p.Sandboxes...)
 	}
 	return all, nil
+}
+
+// listPage is E2B's largest page.
+const listPage = 100
+
+// The client is the reaper's view of E2B.
+var _ sandbox.Inventory = (*Client)(nil)
+
+// Provider names E2B as its records do (sandbox.Inventory).
+func (c *Client) Provider() string { return ProviderName }
+
+// ListSandboxes yields stage's sandboxes, running or paused, oldest
+// first, a page at a time (sandbox.Inventory): E2B filters by the
+// metadata every sandbox of ours carries (Owner), and each row still says
+// whose it is, so a list that ignored the filter finds nothing of
+// another stage's killed.
+func (c *Client) ListSandboxes(ctx context.Context, stage string) iter.Seq2[[]sandbox.Listed, error] {
+	q := ListQuery{Metadata: Owner(stage), State: []string{StateRunning, StatePaused}, Order: "asc", Limit: listPage}
+	return func(yield func([]sandbox.Listed, error) bool) {
+		for p, err := range c.Pages(ctx, q) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			page := make([]sandbox.Listed, len(p.Sandboxes))
+			for i, sb := range p.Sandboxes {
+				page[i] = sandbox.Listed{ID: sb.SandboxID, RunID: sb.Metadata[MetaRunID], StartedAt: sb.StartedAt}
+				if sb.Metadata[MetaApp] == AppName {
+					page[i].Stage = sb.Metadata[MetaStage]
+				}
+			}
+			if !yield(page, nil) {
+				return
+			}
+		}
+	}
 }

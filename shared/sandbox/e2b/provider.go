@@ -75,11 +75,3 @@ func (s *Session) Kill(ctx context.Context) error {
 func Owner(stage string) map[string]string {
 	return map[string]string{MetaApp: AppName, MetaStage: stage}
 }
-
-// OwnedBy reports whether a sandbox's metadata says it is stage's: what
-// the list filter asked for, checked again on each row, so that a server
-// that ignored the filter cannot make a reaper kill another deployment's
-// sandboxes.
-func OwnedBy(metadata map[string]string, stage string) bool {
-	return stage != "" && metadata[MetaApp] == AppName && metadata[MetaStage] == stage
-}

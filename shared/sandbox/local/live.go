@@ -2,15 +2,19 @@ package local
 
 import (
 	"context"
+	"iter"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/commonly/runtime/shared/sandbox"
 )
 
-// Live is a session not killed yet, as the reaper sees it.
-type Live struct {
+// live is a session not killed yet.
+type live struct {
 	ID        string
 	StartedAt time.Time
+	RunID     string
 }
 
 // track adds a session created by this provider to its live set.
@@ -27,24 +31,44 @@ func (p *Provider) untrack(id string) {
 	delete(p.live, id)
 }
 
-// Live lists the sessions of this provider not killed yet, oldest first:
+// liveSessions lists the sessions of this provider not killed yet, oldest first:
 // the local stack's reaper kills those past their lifetime, as it does
 // E2B's (each session also has its own lifetime timer; the reaper is the
 // backstop, as in AWS).
-func (p *Provider) Live() []Live {
+func (p *Provider) liveSessions() []live {
 	p.liveMu.Lock()
-	out := make([]Live, 0, len(p.live))
+	out := make([]live, 0, len(p.live))
 	for id, s := range p.live {
-		out = append(out, Live{ID: id, StartedAt: s.started})
+		out = append(out, live{ID: id, StartedAt: s.started, RunID: s.runID})
 	}
 	p.liveMu.Unlock()
-	slices.SortFunc(out, func(a, b Live) int {
+	slices.SortFunc(out, func(a, b live) int {
 		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
 			return c
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
 	return out
+}
+
+// The provider is the reaper's view of its sessions.
+var _ sandbox.Inventory = (*Provider)(nil)
+
+// Provider names the local provider as its records do (sandbox.Inventory).
+func (p *Provider) Provider() string { return ProviderName }
+
+// ListSandboxes yields this provider's live sessions as one page
+// (sandbox.Inventory): they are all this process's, so all stage's. The
+// local stack's reaper runs in the process that owns them.
+func (p *Provider) ListSandboxes(_ context.Context, stage string) iter.Seq2[[]sandbox.Listed, error] {
+	return func(yield func([]sandbox.Listed, error) bool) {
+		sessions := p.liveSessions()
+		page := make([]sandbox.Listed, len(sessions))
+		for i, l := range sessions {
+			page[i] = sandbox.Listed{ID: l.ID, Stage: stage, RunID: l.RunID, StartedAt: l.StartedAt}
+		}
+		yield(page, nil)
+	}
 }
 
 // KillSandbox kills a session of this provider by id and reports whether

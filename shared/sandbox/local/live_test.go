@@ -11,18 +11,19 @@ import (
 	"github.com/commonly/runtime/shared/sandbox"
 )
 
-// The reaper's view of the local provider: the sessions not killed yet,
-// with their start, and a kill by id that tells a live session from one
-// already gone.
-func TestLiveAndKillByID(t *testing.T) {
+// The reaper's view of the local provider (sandbox.Inventory): the
+// sessions not killed yet, as one page, with their start and run, all the
+// stage's, and a kill by id that tells a live session from one already
+// gone.
+func TestListAndKillByID(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	now := t0
 	p := newProvider(t, Config{Now: func() time.Time { return now }})
 	a := create(t, p)
 	now = now.Add(time.Minute)
 	b := create(t, p)
-	want := []Live{{ID: a.ID(), StartedAt: t0}, {ID: b.ID(), StartedAt: t0.Add(time.Minute)}}
-	if got := p.Live(); !slices.Equal(got, want) {
+	want := []sandbox.Listed{{ID: a.ID(), Stage: "dev", RunID: "r", StartedAt: t0}, {ID: b.ID(), Stage: "dev", RunID: "r", StartedAt: t0.Add(time.Minute)}}
+	if got := listed(t, p); !slices.Equal(got, want) {
 		t.Fatalf("Live = %v, want %v", got, want)
 	}
 
@@ -36,7 +37,7 @@ func TestLiveAndKillByID(t *testing.T) {
 	if _, err := os.Stat(a.Dir()); !os.IsNotExist(err) {
 		t.Errorf("session directory remains: %v", err)
 	}
-	if got := p.Live(); !slices.Equal(got, want[1:]) {
+	if got := listed(t, p); !slices.Equal(got, want[1:]) {
 		t.Errorf("Live after the kill = %v", got)
 	}
 	if found, err := p.KillSandbox(context.Background(), a.ID()); found || err != nil {
@@ -49,7 +50,23 @@ func TestLiveAndKillByID(t *testing.T) {
 	if err := b.Kill(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Live(); len(got) != 0 {
+	if got := listed(t, p); len(got) != 0 {
 		t.Errorf("Live = %v after every session was killed", got)
 	}
+}
+
+// listed is the provider's one page of stage dev's sessions.
+func listed(t *testing.T, p *Provider) []sandbox.Listed {
+	t.Helper()
+	var pages [][]sandbox.Listed
+	for page, err := range p.ListSandboxes(context.Background(), "dev") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, page)
+	}
+	if len(pages) != 1 {
+		t.Fatalf("%d pages, want 1", len(pages))
+	}
+	return pages[0]
 }

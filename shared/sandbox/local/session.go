@@ -19,6 +19,7 @@ import (
 type Session struct {
 	p       *Provider
 	id      string
+	runID   string // the run it serves, for the reaper's list
 	fs      *sessionFS
 	release func() // gives the provider's slot back
 	started time.Time

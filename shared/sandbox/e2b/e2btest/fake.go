@@ -159,6 +159,19 @@ func (f *Fake) Vanish(id string) bool {
 	return f.remove(id)
 }
 
+// Extend sets a live sandbox to end d from the fake's now, as a client
+// that extends its timeout (by mistake) does; false when it is gone.
+func (f *Fake) Extend(id string, d time.Duration) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sweep()
+	s, ok := f.sandboxes[id]
+	if ok {
+		s.endAt = f.now().Add(d)
+	}
+	return ok
+}
+
 // CreateCall is one create request as received.
 type CreateCall struct {
 	// Body is the JSON body as sent (nil when it was not JSON).

@@ -1,21 +1,20 @@
-package main
+package localstack_test
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/commonly/runtime/functions/turn/app"
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
-	"github.com/commonly/runtime/internal/dynamodblocal"
+	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/ledger"
 	"github.com/commonly/runtime/shared/runs"
 )
@@ -23,58 +22,32 @@ import (
 // TestSpendControlsThroughTheLocalStack runs the stack as `make run` wires
 // it: turns through the gateway and the turn handler, their runs' stream
 // records through the embedded event source mapping to the alarm
-// handler, its events through the EventBridge stand-in into EVENTS_FILE.
+// handler, its events through the EventBridge stand-in into its file.
 // A turn's cost reaches the day once; the alarm is raised once; with a
 // spend cap the next turn is refused until the next UTC day.
 func TestSpendControlsThroughTheLocalStack(t *testing.T) {
 	ctx := context.Background()
-	pods := newBackend()
-	podsURL, podsSrv, err := pods.serve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer podsSrv.Close()
 	eventsFile := filepath.Join(t.TempDir(), "events.jsonl")
-	// A cap of $0.0064, just above the least useful reservation of the
-	// offline model ($0.006309): the first turn reserves all of it and
-	// spends about $0.00014, which leaves too little for a second.
-	env := localEnv(func(k string) string {
-		return map[string]string{"DAILY_SPEND_ALARM_USD": "0.0001", "DAILY_SPEND_CAP_USD": "0.0064", "EVENTS_FILE": eventsFile}[k]
-	})
-	env["COMMONLY_API_URL"], env["BROKER_URL"], env["BROKER_TOKEN"] = podsURL, podsURL, pods.serviceToken
-	cfg, err := app.LoadConfig(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := dynamodblocal.StartWithTables(ctx, "127.0.0.1:0", cfg.Tables)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	alarm, err := startAlarmBus(env, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer alarm.close()
-	batches := make(chan struct{}, 100)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if err := alarm.subscribe(ctx, db, db.Client(), alarm.bus.Client(), cfg.Tables.Runs, log, func() { batches <- struct{}{} }); err != nil {
-		t.Fatal(err)
-	}
-
 	var mu sync.Mutex
 	now := time.Date(2026, 12, 2, 23, 58, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	built, lam, err := buildTurn(ctx, cfg, app.Deps{Dynamo: db.Client(), Log: log, Now: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lam != nil {
-		defer lam.Close()
-	}
+	batches := make(chan struct{}, 100)
 	secret := []byte("local-stack-test")
-	api := httptest.NewServer(&apigatewaylocal.Gateway{Secret: secret, Invoke: built.Handler.HandleHTTP, Log: log})
-	defer api.Close()
+	// A cap of $0.00633, just above the least useful reservation of the
+	// offline model ($0.006309): the first turn reserves all of it and
+	// spends about $0.00004 (no pod tools in its prompt), which leaves too little for a second.
+	st := start(t, localstack.Config{
+		Env:       map[string]string{"LLM_MODE": "offline", "SANDBOX": "local", "DAILY_SPEND_ALARM_USD": "0.00001", "DAILY_SPEND_CAP_USD": "0.00633"},
+		Functions: localstack.All, Now: clock, JWTSecret: secret,
+		EventBridge: eventbridgelocal.Config{EventsFile: eventsFile},
+		Faults: localstack.Faults{Stream: func(next localstack.StreamHandler) localstack.StreamHandler {
+			return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+				defer func() { batches <- struct{}{} }()
+				return next(ctx, ev)
+			}
+		}},
+	})
+	api := struct{ URL string }{st.APIURL}
 	admin, _ := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, time.Now())
 	user, _ := apigatewaylocal.MintToken(secret, "demo-user", nil, time.Hour, time.Now())
 	if status, body, err := call(ctx, "PUT", api.URL+"/v1/installs/demo-install", admin, nil, `{"userId":"demo-user","podId":"demo-pod","agentName":"demo-agent"}`); err != nil || status != 201 {
@@ -115,11 +88,11 @@ func TestSpendControlsThroughTheLocalStack(t *testing.T) {
 
 	status, body := turn("hello")
 	var run runs.Run
-	if status != 200 || json.Unmarshal(body, &run) != nil || run.Status != runs.StatusSucceeded || run.CostMicros <= 100 {
+	if status != 200 || json.Unmarshal(body, &run) != nil || run.Status != runs.StatusSucceeded || run.CostMicros <= 10 {
 		t.Fatalf("first turn: %d %s", status, body)
 	}
 	u := waitCounted(float64(run.CostMicros))
-	if u["spendCapUSD"] != 0.0064 || u["turnsUsed"] != 1.0 || u["reservedMicros"] != 0.0 {
+	if u["spendCapUSD"] != 0.00633 || u["turnsUsed"] != 1.0 || u["reservedMicros"] != 0.0 {
 		t.Errorf("usage after the first turn: %v", u)
 	}
 
@@ -135,7 +108,7 @@ func TestSpendControlsThroughTheLocalStack(t *testing.T) {
 		t.Fatalf("events %+v", evs)
 	}
 	var detail ledger.Alarm
-	if err := json.Unmarshal(evs[0].Detail, &detail); err != nil || detail.UserID != "demo-user" || detail.Day != "2026-12-02" || detail.ThresholdMicros != 100 {
+	if err := json.Unmarshal(evs[0].Detail, &detail); err != nil || detail.UserID != "demo-user" || detail.Day != "2026-12-02" || detail.ThresholdMicros != 10 {
 		t.Fatalf("detail %s: %v", evs[0].Detail, err)
 	}
 

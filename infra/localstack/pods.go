@@ -1,4 +1,4 @@
-package main
+package localstack
 
 import (
 	"crypto/rand"
@@ -13,38 +13,42 @@ import (
 	"time"
 )
 
-// backend is the local stand-in for the Commonly backend (pods' messages,
+// Pods is the local stand-in for the Commonly backend (pods' messages,
 // agents' memory, tasks) and the credential broker, in memory, speaking
-// the wires of shared/tools/pod and shared/broker. It lets the demo turn
-// read and post to a pod without the real services; in AWS the runtime is
-// pointed at those (COMMONLY_API_URL, BROKER_URL).
-type backend struct {
-	serviceToken string
+// the wires of shared/tools/pod and shared/broker. It lets a turn read
+// and post to a pod without the real services (make run's demo, make
+// invoke's turns); in AWS the runtime is pointed at those
+// (COMMONLY_API_URL, BROKER_URL).
+type Pods struct {
+	// ServiceToken is the broker's service token (BROKER_TOKEN).
+	ServiceToken string
 
 	mu       sync.Mutex
 	tokens   map[string]string // issued token -> user id
-	messages map[string][]podMessage
+	messages map[string][]PodMessage
 	memory   map[string]string
 	tasks    map[string][]map[string]string
 	seq      int
 }
 
-type podMessage struct {
+// PodMessage is one message of a pod.
+type PodMessage struct {
 	ID        string `json:"id"`
 	Author    string `json:"author"`
 	Content   string `json:"content"`
 	CreatedAt string `json:"createdAt"`
 }
 
-func newBackend() *backend {
-	return &backend{
-		serviceToken: randomToken(), tokens: map[string]string{},
-		messages: map[string][]podMessage{}, memory: map[string]string{}, tasks: map[string][]map[string]string{},
+// NewPods is an empty backend; Config.Pods serves it.
+func NewPods() *Pods {
+	return &Pods{
+		ServiceToken: randomToken(), tokens: map[string]string{},
+		messages: map[string][]PodMessage{}, memory: map[string]string{}, tasks: map[string][]map[string]string{},
 	}
 }
 
-// serve listens on a loopback port and returns the base URL.
-func (b *backend) serve() (string, *http.Server, error) {
+// Serve listens on a loopback port and returns the base URL.
+func (b *Pods) Serve() (string, *http.Server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
@@ -62,9 +66,9 @@ func (b *backend) serve() (string, *http.Server, error) {
 	return "http://" + ln.Addr().String(), srv, nil
 }
 
-func (b *backend) service(h http.HandlerFunc) http.HandlerFunc {
+func (b *Pods) service(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+b.serviceToken {
+		if r.Header.Get("Authorization") != "Bearer "+b.ServiceToken {
 			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
 			return
 		}
@@ -72,7 +76,7 @@ func (b *backend) service(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-func (b *backend) user(h http.HandlerFunc) http.HandlerFunc {
+func (b *Pods) user(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		b.mu.Lock()
@@ -86,12 +90,12 @@ func (b *backend) user(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-func (b *backend) connection(w http.ResponseWriter, r *http.Request) {
+func (b *Pods) connection(w http.ResponseWriter, r *http.Request) {
 	// No connector is linked locally: connector tools stay off.
 	writeJSON(w, http.StatusOK, map[string]string{"connector": r.PathValue("connector"), "status": "missing"})
 }
 
-func (b *backend) token(w http.ResponseWriter, r *http.Request) {
+func (b *Pods) token(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Audience string `json:"audience"`
 	}
@@ -106,19 +110,19 @@ func (b *backend) token(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"token": tok, "expiresAt": time.Now().Add(5 * time.Minute).UTC().Format(time.RFC3339)})
 }
 
-func (b *backend) readMessages(w http.ResponseWriter, r *http.Request) {
+func (b *Pods) readMessages(w http.ResponseWriter, r *http.Request) {
 	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
 	b.mu.Lock()
 	msgs := b.messages[r.PathValue("pod")]
 	if limit > 0 && len(msgs) > limit {
 		msgs = msgs[len(msgs)-limit:]
 	}
-	out := append([]podMessage{}, msgs...)
+	out := append([]PodMessage{}, msgs...)
 	b.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"messages": out})
 }
 
-func (b *backend) postMessage(w http.ResponseWriter, r *http.Request) {
+func (b *Pods) postMessage(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Content   string `json:"content"`
 		AgentName string `json:"agentName"`
@@ -127,27 +131,28 @@ func (b *backend) postMessage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"content is required"}`, http.StatusBadRequest)
 		return
 	}
-	id := b.add(r.PathValue("pod"), req.AgentName, req.Content)
+	id := b.Add(r.PathValue("pod"), req.AgentName, req.Content)
 	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
 }
 
-func (b *backend) add(pod, author, content string) string {
+// Add posts a message to a pod as author, and returns its id.
+func (b *Pods) Add(pod, author, content string) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq++
 	id := fmt.Sprintf("msg-%d", b.seq)
-	b.messages[pod] = append(b.messages[pod], podMessage{ID: id, Author: author, Content: content, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
+	b.messages[pod] = append(b.messages[pod], PodMessage{ID: id, Author: author, Content: content, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
 	return id
 }
 
-func (b *backend) readMemory(w http.ResponseWriter, r *http.Request) {
+func (b *Pods) readMemory(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
 	content := b.memory[r.PathValue("pod")+"/"+r.PathValue("agent")]
 	b.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]string{"content": content})
 }
 
-func (b *backend) appendMemory(w http.ResponseWriter, r *http.Request) {
+func (b *Pods) appendMemory(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Append string `json:"append"`
 	}
@@ -165,7 +170,7 @@ func (b *backend) appendMemory(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (b *backend) createTask(w http.ResponseWriter, r *http.Request) {
+func (b *Pods) createTask(w http.ResponseWriter, r *http.Request) {
 	var req map[string]string
 	if json.NewDecoder(r.Body).Decode(&req) != nil || req["title"] == "" {
 		http.Error(w, `{"error":"title is required"}`, http.StatusBadRequest)
@@ -179,11 +184,11 @@ func (b *backend) createTask(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]string{"id": req["id"]})
 }
 
-// podMessages returns a pod's messages, for the demo's printout.
-func (b *backend) podMessages(pod string) []podMessage {
+// Messages returns a pod's messages, for the demo's printout.
+func (b *Pods) Messages(pod string) []PodMessage {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]podMessage{}, b.messages[pod]...)
+	return append([]PodMessage{}, b.messages[pod]...)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -1,4 +1,4 @@
-package turnstack
+package localstack
 
 import (
 	"context"
@@ -12,8 +12,6 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
-
-	"github.com/commonly/runtime/bench/internal/procstat"
 )
 
 // Counter counts the DynamoDB API calls made through a client, by
@@ -38,8 +36,12 @@ type Observed struct {
 }
 
 // Observe calls fn after each counted call returns, with the call's
-// context; set it before the client is used.
-func (c *Counter) Observe(fn func(context.Context, Observed)) { c.observe = fn }
+// context, from the next call on.
+func (c *Counter) Observe(fn func(context.Context, Observed)) {
+	c.mu.Lock()
+	c.observe = fn
+	c.mu.Unlock()
+}
 
 // NewCounter returns an empty counter.
 func NewCounter() *Counter { return &Counter{ops: map[string]int64{}} }
@@ -56,23 +58,25 @@ func (c *Counter) Option() func(*dynamodb.Options) {
 			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("BenchCountCalls",
 				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 					op := awsmiddleware.GetOperationName(ctx)
-					c.add(op)
-					if c.observe == nil {
+					observe := c.add(op)
+					if observe == nil {
 						return next.HandleInitialize(ctx, in)
 					}
 					started := time.Now()
 					out, md, err := next.HandleInitialize(ctx, in)
-					c.observe(ctx, Observed{Op: op, Input: in.Parameters, Output: out.Result, Err: err, Started: started})
+					observe(ctx, Observed{Op: op, Input: in.Parameters, Output: out.Result, Err: err, Started: started})
 					return out, md, err
 				}), middleware.After)
 		})
 	}
 }
 
-func (c *Counter) add(op string) {
+// add counts a call of op and returns the observer.
+func (c *Counter) add(op string) func(context.Context, Observed) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.ops[op]++
-	c.mu.Unlock()
+	return c.observe
 }
 
 // Snapshot returns the counts so far.
@@ -125,10 +129,4 @@ func trimFloat(f float64) string {
 		return "0"
 	}
 	return s
-}
-
-// Stats is what the turn process reports at GET /stats.
-type Stats struct {
-	DynamoDB Calls          `json:"dynamodb"`
-	Proc     procstat.Usage `json:"proc"`
 }

@@ -1,0 +1,153 @@
+package localstack_test
+
+import (
+	"os/exec"
+	"path/filepath"
+
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+
+	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/localstack"
+	"github.com/commonly/runtime/shared/llm/llmtest"
+	"github.com/commonly/runtime/shared/runs"
+	"github.com/commonly/runtime/shared/store"
+)
+
+// Issue 34 (Locally as in AWS): a turn's worker runs in a process of its
+// own, the production bootstrap on the Runtime API stand-in, which dies mid-turn
+// (its model call in flight): killed with SIGKILL, or past the function's
+// timeout. The Lambda stand-in retries the failed invocation after its
+// delay, as Lambda retries an asynchronous one, a crash or a timeout
+// alike, with the same payload; the stack keeps its tables: the run is
+// still there for whoever resumes or reaps it. `make test` sets
+// TURN_BOOTSTRAP.
+func TestKilledWorkerIsRetried(t *testing.T) {
+	bootstrap := os.Getenv("TURN_BOOTSTRAP")
+	if bootstrap == "" {
+		t.Skip("TURN_BOOTSTRAP is set by `make test`")
+	}
+	const key = "sk-worker-test"
+	model := llmtest.NewServer(key, llmtest.Hang(), llmtest.Text("answered after the retry"))
+	model.HangLimit = time.Minute
+	secret := []byte("worker-test")
+	st := localstack.StartTest(t, localstack.Config{
+		Env:       map[string]string{"LLM_BASE_URL": "", "LLM_API_KEY": key, "LLM_MODEL": "deepseek-v4-flash", "SANDBOX": "local"},
+		Functions: []localstack.Function{localstack.Turn}, Model: model, JWTSecret: secret,
+		Worker: bootstrap, WorkerLogs: testWriter{t}, RetryDelay: 50 * time.Millisecond,
+	})
+	ctx := context.Background()
+	admin, _ := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, time.Now())
+	user, _ := apigatewaylocal.MintToken(secret, "u1", nil, time.Hour, time.Now())
+	if status, body, err := call(ctx, http.MethodPut, st.APIURL+"/v1/installs/i1", admin, nil, `{"userId":"u1","podId":"p1","agentName":"a"}`); err != nil || status != http.StatusCreated {
+		t.Fatalf("install: %d %s %v", status, body, err)
+	}
+	status, body, err := call(ctx, http.MethodPost, st.APIURL+"/v1/installs/i1/turns", user, nil, `{"message":"hello"}`)
+	var run runs.Run
+	if err != nil || status != http.StatusAccepted || json.Unmarshal(body, &run) != nil {
+		t.Fatalf("turn: %d %s %v", status, body, err)
+	}
+	// The worker is inside its first model call, which hangs.
+	for deadline := time.Now().Add(30 * time.Second); model.Count() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the worker never called the model")
+		}
+	}
+	if err := st.KillWorker(); err != nil {
+		t.Fatal(err)
+	}
+	st.Lambda.Wait()
+	invs := st.Invocations()
+	var fnErr *localstack.FunctionError
+	if len(invs) < 2 || !errors.As(invs[0].Err, &fnErr) || fnErr.Type != "Runtime.ExitError" {
+		t.Fatalf("attempts %+v, want a failed one (Runtime.ExitError), then a retry", invs)
+	}
+	for _, inv := range invs[1:] {
+		if string(inv.Payload) != string(invs[0].Payload) {
+			t.Errorf("a retry's payload %s, want the first's %s", inv.Payload, invs[0].Payload)
+		}
+	}
+	if gap := invs[1].At.Sub(invs[0].At); gap < 50*time.Millisecond {
+		t.Errorf("retried %v after the failure, before the delay", gap)
+	}
+	sts, err := store.New(store.Config{DB: st.Dynamo(), Tables: st.Tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := sts.GetRun(ctx, run.RunID); err != nil || got.Status == "" {
+		t.Errorf("the run after the worker's death: %+v %v", got, err)
+	}
+}
+
+// A crash and a timeout alike: the function's asynchronous invocation
+// fails, and the Lambda stand-in tries it twice more, each in a fresh
+// runtime, after its delay; so in the worker's environment (the Runtime
+// API stand-in) and in a bootstrap under the emulator (make invoke's
+// way: the emulator answers a crash with 502 and a timeout with a line of
+// text). The function is the Runtime API stand-in's own test function
+// (infra/awslocal/runtimeapi/testdata/fn), told to exit or to sleep past
+// the function's one-second timeout.
+func TestFailedInvocationIsRetriedTwice(t *testing.T) {
+	fn := filepath.Join(t.TempDir(), "bootstrap")
+	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", fn, "../awslocal/runtimeapi/testdata/fn")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the test function: %v\n%s", err, out)
+	}
+	env := map[string]string{"AWS_LAMBDA_FUNCTION_TIMEOUT": "1"}
+	t.Run("worker", func(t *testing.T) {
+		failsThrice(t, localstack.StartTest(t, localstack.Config{Env: env, Worker: fn, RetryDelay: 20 * time.Millisecond}))
+	})
+	t.Run("bootstrap under the emulator", func(t *testing.T) {
+		rieBin := os.Getenv("RIE_BIN")
+		if rieBin == "" {
+			t.Skip("RIE_BIN is set by `make test`")
+		}
+		st := localstack.StartTest(t, localstack.Config{Env: env, Emulator: rieBin, RetryDelay: 20 * time.Millisecond})
+		if _, err := st.Bootstrap(localstack.Turn, fn, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		failsThrice(t, st)
+	})
+}
+
+func failsThrice(t *testing.T, st *localstack.Stack) {
+	ctx := context.Background()
+	for _, c := range []struct{ payload, errorType string }{
+		{`{"do":"exit"}`, "Runtime.ExitError"},
+		{`{"do":"sleep","ms":3000}`, "Sandbox.Timedout"},
+	} {
+		before := len(st.Invocations())
+		if _, err := st.Lambda.Client().Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(st.Env["AWS_LAMBDA_FUNCTION_NAME"]),
+			InvocationType: types.InvocationTypeEvent, Payload: []byte(c.payload)}); err != nil {
+			t.Fatal(err)
+		}
+		st.Lambda.Wait()
+		invs := st.Invocations()[before:]
+		if len(invs) != 3 {
+			t.Fatalf("%s: %d attempts, want 3 (Lambda's two retries)", c.payload, len(invs))
+		}
+		for i, inv := range invs {
+			var fnErr *localstack.FunctionError
+			if !errors.As(inv.Err, &fnErr) || fnErr.Type != c.errorType || string(inv.Payload) != c.payload {
+				t.Errorf("%s: attempt %d: %v, want %s", c.payload, i+1, inv.Err, c.errorType)
+			}
+		}
+	}
+}
+
+// testWriter logs what it is given in t (a process's output).
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Logf("%s", b)
+	return len(b), nil
+}

@@ -1,0 +1,4 @@
+package agent
+
+// DefaultLimits are the production bounds.
+func DefaultLimits() Limits { return Limits{}.withDefaults() }
