@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -208,5 +209,49 @@ func TestCancelOnceTheAnswerIsRecordedIsTooLate(t *testing.T) {
 	}
 	if n := len(s.pod.Messages("pod-1")); n != 1 {
 		t.Errorf("the pod got %d messages", n)
+	}
+}
+
+// A Durable Object turn is stopped on our side: the forward to the older
+// runtime is cut, its answer never posted, and the run ends cancelled.
+func TestCancelADurableObjectTurn(t *testing.T) {
+	const doToken = "do-runtime-token-cancel"
+	forwarded, cut := make(chan struct{}), make(chan struct{})
+	do := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body) // read whole, so that the server sees the client go
+		close(forwarded)
+		<-r.Context().Done() // the runtime is still working when the stop comes
+		close(cut)
+	}))
+	t.Cleanup(do.Close)
+	s := newStackWith(t, map[string]string{"DO_RUNTIME_URL": do.URL, "DO_RUNTIME_TOKEN": doToken})
+	s.install(t, `{"userId":"user-1","podId":"pod-1","agentName":"scout","engine":"durable-object"}`)
+	done := make(chan runs.Run, 1)
+	go func() { done <- s.turn(t, "through the durable object") }()
+	select {
+	case <-forwarded:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the turn never reached the durable object runtime")
+	}
+	r := s.call(t, apiEvent("POST", "/v1/runs/"+s.onlyRunID(t)+"/cancel", "user-1", false, "", nil))
+	if r.StatusCode != 202 || !strings.Contains(r.Body, `"requested"`) {
+		t.Fatalf("cancel: %d %s", r.StatusCode, r.Body)
+	}
+	var run runs.Run
+	select {
+	case run = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not stop")
+	}
+	if run.Status != runs.StatusCancelled || run.Engine != "durable-object" || run.PostedToPod || run.Refunded {
+		t.Fatalf("run %s engine %s posted %v refunded %v", run.Status, run.Engine, run.PostedToPod, run.Refunded)
+	}
+	select {
+	case <-cut:
+	case <-time.After(5 * time.Second):
+		t.Error("the forward to the runtime was not cut")
+	}
+	if len(s.pod.Messages("pod-1")) != 0 {
+		t.Error("the pod got a message")
 	}
 }
