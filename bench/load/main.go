@@ -34,6 +34,7 @@ func run() int {
 	flag.IntVar(&cfg.LightTurns, "light", cfg.LightTurns, "turns of each other user")
 	flag.IntVar(&cfg.SpenderTurns, "spender-turns", cfg.SpenderTurns, "turns each spender tries")
 	flag.Float64Var(&cfg.FaultRate, "faults", cfg.FaultRate, "share of turns given a fault, and of stream batches redelivered (0: no faults)")
+	flag.Float64Var(&cfg.CutAnswers, "cut-answers", cfg.CutAnswers, "share of the turn function's DynamoDB calls whose answer is lost after the write was applied (with faults on)")
 	flag.Float64Var(&cfg.Speed, "speed", cfg.Speed, "how much faster than the wall the stack's clock runs")
 	flag.StringVar(&cfg.Ceilings, "ceilings", cfg.Ceilings, "PLAN_TURN_LIMITS")
 	flag.StringVar(&cfg.AlarmUSD, "alarm-usd", cfg.AlarmUSD, "DAILY_SPEND_ALARM_USD")

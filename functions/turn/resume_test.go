@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -69,6 +70,7 @@ func TestTurnSurvivesItsWorkerKilledAtEveryPoint(t *testing.T) {
 		{"model call 1 in flight", func(r *resumeRig) <-chan struct{} { return r.llm.holdBefore(0) }, runs.InFlightModel, 0},
 		{"model call 1 mid-stream", func(r *resumeRig) <-chan struct{} { return r.llm.holdMidStream(0) }, runs.InFlightModel, 0},
 		{"after model call 1", func(r *resumeRig) <-chan struct{} { return r.llm.after(0) }, "", 0},
+		{"the sandbox made, not yet recorded", func(r *resumeRig) <-chan struct{} { return r.holdCreate() }, "", 0},
 		{"during the code run, its answer unrecorded", func(r *resumeRig) <-chan struct{} { return r.holdCodeRun() }, runs.InFlightModel, 0},
 		{"during the code run", func(r *resumeRig) <-chan struct{} { return r.holdCodeRun() }, runs.InFlightTool, 3 * turns.EventFlushDelay},
 		{"model call 2 in flight", func(r *resumeRig) <-chan struct{} { return r.llm.holdBefore(1) }, runs.InFlightModel, 0},
@@ -135,6 +137,7 @@ type resumeRig struct {
 	mu          sync.Mutex
 	holds       []chan struct{}
 	codeHold    *holdFor
+	createHold  *holdFor
 	aliveAtRun2 int
 	codeRuns    int
 }
@@ -199,7 +202,7 @@ func newResumeRig(t *testing.T, bootstrap string) *resumeRig {
 		"STATE_TABLE": r.tables.State, "RUNS_TABLE": r.tables.Runs, "TURN_DISPATCH": "lambda",
 		"AWS_LAMBDA_FUNCTION_NAME": "TurnFunction", lambdalocal.EndpointVar: r.lam.URL,
 		"LLM_BASE_URL": llmSrv.URL, "LLM_API_KEY": resumeLLMKey, "LLM_MODEL": "deepseek-v4-flash",
-		"STAGE": "dev", "SANDBOX": "e2b", "E2B_API_KEY": e2btest.DefaultAPIKey, "E2B_API_URL": r.e2b.URL, "E2B_SANDBOX_URL": r.e2b.URL,
+		"STAGE": "dev", "SANDBOX": "e2b", "E2B_API_KEY": e2btest.DefaultAPIKey, "E2B_API_URL": r.e2bAPI(t), "E2B_SANDBOX_URL": r.e2b.URL,
 		"BROKER_URL": broker.URL, "BROKER_TOKEN": broker.ServiceToken, "COMMONLY_API_URL": r.pod.URL,
 	}
 	for k, v := range dynamodblocal.AWSEnv(r.db.URL) {
@@ -228,7 +231,7 @@ func (r *resumeRig) releaseHolds() {
 		close(h)
 	}
 	r.holds = nil
-	r.codeHold = nil
+	r.codeHold, r.createHold = nil, nil
 }
 
 // attempt is one execution environment with its runtime.
@@ -321,6 +324,48 @@ func (r *resumeRig) lapseLease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("lapse the lease: %v", err)
 	}
+}
+
+// holdCreate stops the first sandbox's creation once E2B made it, before
+// the worker hears of it (and so before it is recorded).
+func (r *resumeRig) holdCreate() <-chan struct{} {
+	h := r.newHold()
+	r.mu.Lock()
+	r.createHold = h
+	r.mu.Unlock()
+	return h.reached
+}
+
+// e2bAPI stands in front of the fake E2B's API, for holdCreate.
+func (r *resumeRig) e2bAPI(t *testing.T) string {
+	target, err := url.Parse(r.e2b.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		hold := r.createHold
+		if req.Method == http.MethodPost && req.URL.Path == "/sandboxes" {
+			r.createHold = nil
+		} else {
+			hold = nil
+		}
+		r.mu.Unlock()
+		if hold == nil {
+			proxy.ServeHTTP(w, req)
+			return
+		}
+		made := httptest.NewRecorder()
+		proxy.ServeHTTP(made, req)
+		close(hold.reached)
+		<-hold.release
+		maps.Copy(w.Header(), made.Header())
+		w.WriteHeader(made.Code)
+		_, _ = w.Write(made.Body.Bytes())
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // holdCodeRun stops the first code run in the sandbox.

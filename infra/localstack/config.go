@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/awslocal/eventbridgelocal"
@@ -145,7 +146,16 @@ type Faults struct {
 	API func(APIHandler) APIHandler
 	// Events wraps the events function's route (a test cuts a stream).
 	Events func(http.Handler) http.Handler
+	// Invoke wraps each asynchronous invocation of the turn function as
+	// the Lambda stand-in runs it, and DynamoDB adds options to a
+	// function's DynamoDB client (the load run kills workers mid-turn and
+	// cuts answers).
+	Invoke   func(Invoker) Invoker
+	DynamoDB func(Function) []func(*dynamodb.Options)
 }
+
+// Invoker is one asynchronous invocation of the turn function.
+type Invoker = func(ctx context.Context, payload []byte) error
 
 // StreamHandler is the alarm function's entry point.
 type StreamHandler = func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)

@@ -203,8 +203,12 @@ func (st *Stack) startLambda() error {
 	}
 	var err error
 	name := st.Env["AWS_LAMBDA_FUNCTION_NAME"]
+	run := st.invokeAsync
+	if cfg.Faults.Invoke != nil {
+		run = cfg.Faults.Invoke(run)
+	}
 	if st.Lambda, err = lambdalocal.Start(lambdalocal.RunConfig{
-		Run: st.invokeAsync, Retries: cfg.Retries, RetryDelay: cfg.RetryDelay, Log: cfg.Log,
+		Run: run, Retries: cfg.Retries, RetryDelay: cfg.RetryDelay, Log: cfg.Log,
 	}, name, "arn:aws:lambda:"+dynamodblocal.Region+":"+Account+":function:"+name); err != nil {
 		return err
 	}
@@ -242,12 +246,16 @@ func (st *Stack) Dynamo(opts ...func(*dynamodb.Options)) *dynamodb.Client {
 
 // dynamo is fn's DynamoDB client, counted with Config.Count.
 func (st *Stack) dynamo(fn Function) *dynamodb.Client {
-	if !st.cfg.Count {
-		return st.Dynamo()
+	var opts []func(*dynamodb.Options)
+	if st.cfg.Count {
+		c := NewCounter()
+		st.Calls[fn] = c
+		opts = append(opts, c.Option())
 	}
-	c := NewCounter()
-	st.Calls[fn] = c
-	return st.Dynamo(c.Option())
+	if st.cfg.Faults.DynamoDB != nil {
+		opts = append(opts, st.cfg.Faults.DynamoDB(fn)...)
+	}
+	return st.Dynamo(opts...)
 }
 
 func (st *Stack) eventBridge() *eventbridge.Client {

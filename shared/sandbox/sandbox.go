@@ -55,6 +55,10 @@ type Provider interface {
 	// KillSandbox destroys a sandbox by its id: one another worker left
 	// (a stopped attempt's). found is false when it was gone already.
 	KillSandbox(ctx context.Context, sandboxID string) (found bool, err error)
+	// RunSandboxes lists a run's sandboxes the provider still holds, by
+	// the run's tag they were made with: one a stopped attempt made and
+	// died before it recorded is among them.
+	RunSandboxes(ctx context.Context, runID string) ([]Listed, error)
 }
 
 // Session is one running sandbox. Files and, where the provider keeps an

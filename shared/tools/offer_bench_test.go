@@ -23,7 +23,8 @@ func (noProvider) Name() string { return "none" }
 func (noProvider) Create(context.Context, sandbox.Meta) (sandbox.Session, error) {
 	return nil, sandbox.ErrUnavailable
 }
-func (noProvider) KillSandbox(context.Context, string) (bool, error) { return false, nil }
+func (noProvider) KillSandbox(context.Context, string) (bool, error)              { return false, nil }
+func (noProvider) RunSandboxes(context.Context, string) ([]sandbox.Listed, error) { return nil, nil }
 
 type noLedger struct{}
 

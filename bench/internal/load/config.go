@@ -24,6 +24,10 @@ type Config struct {
 	// of the runs stream's batches delivered more than once; 0 runs
 	// without faults (no EventBridge failures, no leaked sandboxes).
 	FaultRate float64
+	// CutAnswers is the share of the turn function's DynamoDB calls whose
+	// first answer is lost after the write was applied (kill.go), on all
+	// its traffic; 0 with FaultRate 0.
+	CutAnswers float64
 	// Speed is how much faster than the wall the stack's clock runs.
 	Speed float64
 	// Ceilings is PLAN_TURN_LIMITS; AlarmUSD DAILY_SPEND_ALARM_USD;
@@ -52,7 +56,7 @@ func DefaultConfig() Config {
 	return Config{
 		Users: 500, InstallsPerUser: 3, Concurrency: 48,
 		ProShare: 0.3, CeilingShare: 0.12, SpenderShare: 0.06, LightTurns: 3, SpenderTurns: 24,
-		FaultRate: 0.05, Speed: 12,
+		FaultRate: 0.05, CutAnswers: 0.01, Speed: 12,
 		Ceilings: "free=30,pro=200", AlarmUSD: "0.10", CapUSD: "0.20", TurnMaxUSD: "0.05", Dispatch: "lambda",
 		ReaperInterval: 2 * time.Second, LLMTimeout: 2 * time.Second, ClientTimeout: 8 * time.Second,
 		Drain: 90 * time.Second, Seed: 1,
@@ -71,7 +75,7 @@ func (c Config) check() error {
 	if c.ReaperInterval <= 0 || c.LLMTimeout <= 0 || c.ClientTimeout <= c.LLMTimeout {
 		errs = append(errs, errors.New("the reaper interval and LLM timeout must be positive, the client timeout longer than the LLM timeout"))
 	}
-	for _, s := range []float64{c.ProShare, c.CeilingShare, c.SpenderShare, c.FaultRate} {
+	for _, s := range []float64{c.ProShare, c.CeilingShare, c.SpenderShare, c.FaultRate, c.CutAnswers} {
 		if s < 0 || s > 1 {
 			errs = append(errs, errors.New("shares and the fault rate are between 0 and 1"))
 			break

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/commonly/runtime/bench/internal/script"
+	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/shared/tools/runcode"
 	"github.com/commonly/runtime/shared/turns"
 )
@@ -88,6 +89,14 @@ func makeUsers(cfg Config, limits turns.Limits, rng *rand.Rand) ([]*user, []plan
 			}
 			if cfg.FaultRate > 0 && rng.Float64() < cfg.FaultRate {
 				d.Fault = turnFaults[rng.IntN(len(turnFaults))]
+				if d.Fault == WorkerKilled && cfg.Dispatch == app.DispatchInline {
+					// No invocation to kill: the turn runs in its request.
+					d.Fault = None
+				}
+				if d.Fault == WorkerKilled && d.Kind == Plain && rng.Float64() < 0.5 {
+					// Half the killed turns run code, to die during it.
+					d.Kind = Code
+				}
 			}
 			plan = append(plan, planned{user: u, install: u.installs[rng.IntN(len(u.installs))], n: k, dir: d})
 		}

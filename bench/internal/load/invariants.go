@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -45,6 +46,10 @@ type facts struct {
 	// sandboxesChecked is how many were looked at.
 	lateSandboxes    []string
 	sandboxesChecked int
+	// turnRuns is the run each planned turn made (turnID); killed where
+	// each killed run's worker died (kill.go).
+	turnRuns map[string]string
+	killed   map[string]KillPoint
 }
 
 type dayRuns struct {
@@ -85,6 +90,7 @@ func invariants(s *snapshot, f facts) []check {
 	return []check{
 		everyRunFinal(s), turnsCounted(s, f, days), ledgerExact(s, days), oneAlarmPerCrossing(s, f, days),
 		sandboxesReaped(f), refundsByRule(s, f), noSecondRun(s, f), capHolds(s, f, days),
+		capSettled(s, days), killedTurnsResume(s, f), noCallTwice(s, f),
 	}
 }
 
@@ -133,11 +139,28 @@ func planOf(plans map[string]turns.Plan, user string) turns.Plan {
 
 // ledgerExact: a user-day's ledger, and the cost on its usage item that
 // the cap reads, equal the sum of its runs' costs to the micro-dollar.
+// It looks at every user-day with runs, a ledger or a cost on its usage
+// item: a ledger without runs is as wrong as a run without a ledger.
 func ledgerExact(s *snapshot, days map[dayKey]*dayRuns) check {
 	c := check{name: "user-days whose ledger equals the sum of their runs' costs"}
-	for _, k := range sortedDays(days) {
+	all := map[dayKey]bool{}
+	for k := range days {
+		all[k] = true
+	}
+	for k := range s.ledger {
+		all[k] = true
+	}
+	for k, u := range s.usage {
+		if u.cost != 0 {
+			all[k] = true
+		}
+	}
+	for _, k := range sortedDays(all) {
 		c.count++
-		want := days[k].cost
+		var want money.Micros
+		if d := days[k]; d != nil {
+			want = d.cost
+		}
 		if got := s.ledger[k]; got != want {
 			c.bad = append(c.bad, fmt.Sprintf("%s/%s ledger %d µ$, runs %d µ$", k.user, k.day, got, want))
 		} else if u := s.usage[k].cost; u != want {
@@ -255,5 +278,137 @@ func capHolds(s *snapshot, f facts, days map[dayKey]*dayRuns) check {
 			c.bad = append(c.bad, fmt.Sprintf("%s/%s spent %d µ$ past the cap %d µ$ (runs over their reservation: %s)", k.user, k.day, cost, f.spendCap, strings.Join(over[k], ", ")))
 		}
 	}
+	return c
+}
+
+// capSettled: once every run is final, nothing is left reserved under
+// the spend cap, and each user-day's committed total is what its runs'
+// final writes charged (their cost, or the whole reservation for a run
+// closed abandoned: turns.endAbandoned), never less than they cost.
+func capSettled(s *snapshot, days map[dayKey]*dayRuns) check {
+	c := check{name: "user-days with nothing reserved under the spend cap and the cap's committed total equal to what their runs were charged"}
+	charged := map[dayKey]money.Micros{}
+	var over money.Micros
+	for _, r := range s.runs {
+		if r.ReservedMicros == 0 {
+			continue
+		}
+		k := dayKey{r.UserID, r.Day}
+		charged[k] += r.CapChargedMicros
+		if r.Status.Final() && r.CapChargedMicros < r.CostMicros {
+			c.bad = append(c.bad, fmt.Sprintf("%s charged %d µ$ under the cap, cost %d µ$", r.RunID, r.CapChargedMicros, r.CostMicros))
+		}
+		over += max(r.CapChargedMicros-r.CostMicros, 0)
+	}
+	all := map[dayKey]bool{}
+	for k := range days {
+		all[k] = true
+	}
+	for k := range s.usage {
+		all[k] = true
+	}
+	for _, k := range sortedDays(all) {
+		c.count++
+		u := s.usage[k]
+		switch {
+		case u.reserved != 0:
+			c.bad = append(c.bad, fmt.Sprintf("%s/%s %d µ$ still reserved", k.user, k.day, u.reserved))
+		case u.committed != charged[k]:
+			c.bad = append(c.bad, fmt.Sprintf("%s/%s committed %d µ$, its runs charged %d µ$", k.user, k.day, u.committed, charged[k]))
+		case u.held != u.committed:
+			c.bad = append(c.bad, fmt.Sprintf("%s/%s held %d µ$, committed %d µ$", k.user, k.day, u.held, u.committed))
+		}
+	}
+	c.name += fmt.Sprintf(" (abandoned runs charged %d µ$ over their cost)", over)
+	return c
+}
+
+// boundKinds are the turn's own bounds: a killed turn that ends on one
+// ran out of what it may spend, whichever attempt spent it.
+var boundKinds = map[runs.ErrorKind]bool{runs.ErrTurnCap: true, runs.ErrTokenCap: true, runs.ErrTimeout: true, runs.ErrBudget: true}
+
+// killedTurnsResume: a turn whose worker was killed resumes and
+// succeeds, unless its attempts or its bounds ran out; each such
+// exception is counted with its reason.
+func killedTurnsResume(s *snapshot, f facts) check {
+	c := check{name: "killed turns that resumed and succeeded", count: len(f.killed)}
+	byID := make(map[string]*runs.Run, len(s.runs))
+	for i := range s.runs {
+		byID[s.runs[i].RunID] = &s.runs[i]
+	}
+	exceptions := map[string]int{}
+	ids := make([]string, 0, len(f.killed))
+	for id := range f.killed {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		r := byID[id]
+		switch {
+		case r == nil:
+			c.bad = append(c.bad, fmt.Sprintf("%s (killed at %s) has no run", id, f.killed[id]))
+		case r.Status == runs.StatusSucceeded:
+		case r.Status == runs.StatusInterrupted && r.Attempts >= r.MaxAttempts:
+			exceptions["attempts ran out"]++
+		case boundKinds[r.ErrorKind]:
+			exceptions["bound "+string(r.ErrorKind)]++
+		default:
+			c.bad = append(c.bad, fmt.Sprintf("%s (killed at %s) ended %s %s after %d attempts of %d", id, f.killed[id], r.Status, r.ErrorKind, r.Attempts, r.MaxAttempts))
+		}
+	}
+	if len(exceptions) > 0 {
+		c.name += ", or ran out of (" + mapLine(exceptions) + ")"
+	}
+	return c
+}
+
+// noCallTwice: no model call whose answer was recorded is made again.
+// Each step of a run (the model answers its request carries) is answered
+// once; a second answer is a repeat inside the flush window only where
+// the run records a lost attempt that had a model call in flight (its
+// answer not yet durable when the worker died), one for each. Requests
+// the model failed or never finished answering are not answers.
+func noCallTwice(s *snapshot, f facts) check {
+	answers := map[string]map[int]int{} // run id → step → answers
+	for _, m := range s.models {
+		if m.status != http.StatusOK {
+			continue
+		}
+		id := f.turnRuns[m.turn]
+		if id == "" {
+			id = "turn " + m.turn
+		}
+		if answers[id] == nil {
+			answers[id] = map[int]int{}
+		}
+		answers[id][m.step]++
+	}
+	lost := map[string]int{}
+	for _, r := range s.runs {
+		for _, l := range r.LostAttempts {
+			if l.InFlight == runs.InFlightModel {
+				lost[r.RunID]++
+			}
+		}
+	}
+	c := check{count: len(answers)}
+	repeats := 0
+	ids := make([]string, 0, len(answers))
+	for id := range answers {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		extra := 0
+		for _, n := range answers[id] {
+			extra += n - 1
+		}
+		if extra > lost[id] {
+			c.bad = append(c.bad, fmt.Sprintf("%s: %d model calls answered again, %d lost attempts with a call in flight", id, extra, lost[id]))
+			continue
+		}
+		repeats += extra
+	}
+	c.name = fmt.Sprintf("runs whose recorded model calls were made once (%d repeats of a call in flight when a worker died counted apart)", repeats)
 	return c
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/shared/ledger"
+	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/tablekeys"
@@ -22,10 +23,22 @@ import (
 type dayKey struct{ user, day string }
 
 // usageItem is a user-day's usage item: the turns counted against the
-// ceiling and the cost the ledger added to it.
+// ceiling, the cost the ledger added to it, and the spend cap's
+// reservations of the turns in flight, the charges of the finished ones
+// and their sum (store/reservation.go).
 type usageItem struct {
-	turns int64
-	cost  money.Micros
+	turns                     int64
+	cost                      money.Micros
+	reserved, committed, held money.Micros
+}
+
+// modelCall is one request the scripted model received: the planned
+// turn it is of, its step (the model answers it carries) and what the
+// model answered.
+type modelCall struct {
+	turn   string
+	step   int
+	status int
 }
 
 // snapshot is everything the run wrote that the invariants read, read
@@ -35,6 +48,7 @@ type snapshot struct {
 	usage  map[dayKey]usageItem
 	ledger map[dayKey]money.Micros
 	alarms []ledger.Alarm
+	models []modelCall
 }
 
 func readBack(ctx context.Context, st *stack) (*snapshot, error) {
@@ -56,6 +70,9 @@ func readBack(ctx context.Context, st *stack) (*snapshot, error) {
 			SK         string       `dynamodbav:"sk"`
 			Turns      int64        `dynamodbav:"turns"`
 			CostMicros money.Micros `dynamodbav:"costMicros"`
+			Reserved   money.Micros `dynamodbav:"reservedMicros"`
+			Committed  money.Micros `dynamodbav:"capCommittedMicros"`
+			Held       money.Micros `dynamodbav:"capHeldMicros"`
 		}
 		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
 			return err
@@ -66,7 +83,7 @@ func readBack(ctx context.Context, st *stack) (*snapshot, error) {
 		}
 		switch {
 		case strings.HasPrefix(it.SK, "DAY#"):
-			s.usage[dayKey{user, strings.TrimPrefix(it.SK, "DAY#")}] = usageItem{turns: it.Turns, cost: it.CostMicros}
+			s.usage[dayKey{user, strings.TrimPrefix(it.SK, "DAY#")}] = usageItem{turns: it.Turns, cost: it.CostMicros, reserved: it.Reserved, committed: it.Committed, held: it.Held}
 		case strings.HasPrefix(it.SK, "LEDGER#"):
 			s.ledger[dayKey{user, strings.TrimPrefix(it.SK, "LEDGER#")}] = it.CostMicros
 		}
@@ -75,6 +92,7 @@ func readBack(ctx context.Context, st *stack) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the state table: %w", err)
 	}
+	s.models = modelCalls(st.model.Requests())
 	for _, ev := range st.Bus.Events() {
 		if ev.DetailType != ledger.AlarmDetailType {
 			continue
@@ -86,6 +104,17 @@ func readBack(ctx context.Context, st *stack) (*snapshot, error) {
 		s.alarms = append(s.alarms, a)
 	}
 	return s, nil
+}
+
+// modelCalls are the model's requests of the planned turns.
+func modelCalls(reqs []llmtest.Recorded) []modelCall {
+	var out []modelCall
+	for _, r := range reqs {
+		if d, _, step := conversation(r.Body); d.Kind != "" {
+			out = append(out, modelCall{turn: d.Turn, step: step, status: r.Status})
+		}
+	}
+	return out
 }
 
 func scan(ctx context.Context, db *dynamodb.Client, table string, each func(map[string]types.AttributeValue) error) error {

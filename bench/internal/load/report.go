@@ -11,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/commonly/runtime/infra/awslocal/lambdalocal"
+	"github.com/commonly/runtime/shared/money"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
+	"github.com/commonly/runtime/shared/turns"
 )
 
 // Measured is the measured-figures file (bench/scale/measured.json) the
@@ -165,6 +168,7 @@ func (r report) print(w io.Writer) {
 	faults["sandbox-leaked"] = r.inj.get("sandbox-leaked")
 	faults["workers stalled"] = int(r.st.stall.calls.Load())
 	fmt.Fprintf(w, "faults injected: %s\n", mapLine(faults))
+	r.printKills(w)
 	fmt.Fprintf(w, "model calls %d; E2B calls %s; alarm batches %d; alarm events %d\n",
 		r.st.model.Responded(), mapLine(e2bCalls(r.st.e2b)), r.st.streams.batches.Load(), len(r.snap.alarms))
 }
@@ -204,4 +208,44 @@ func nestedLine(m map[string]map[string]float64) string {
 		parts = append(parts, t+": "+strings.Join(in, ", "))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// printKills reports the killed workers, the resumed runs and how long a
+// killed run took to come back, here and as it would in AWS.
+func (r report) printKills(w io.Writer) {
+	points := map[string]int{}
+	for _, p := range r.st.kills.killedRuns() {
+		points[string(p)]++
+	}
+	resumed, lostAttempts := 0, 0
+	var lost money.Micros
+	for _, run := range r.snap.runs {
+		if run.Attempts > 1 {
+			resumed++
+		}
+		lostAttempts += len(run.LostAttempts)
+		lost += run.Cost.LostMicros
+	}
+	fmt.Fprintf(w, "workers killed %d (%s); runs resumed %d (%d lost attempts, estimated at %d µ$); DynamoDB answers cut after they were applied %s\n",
+		len(r.st.kills.killedRuns()), mapLine(points), resumed, lostAttempts, lost, mapLine(r.st.kills.answersCut()))
+	rs := r.st.kills.resumes()
+	if len(rs.totals) == 0 {
+		return
+	}
+	speed := r.cfg.Speed
+	wait, work := percentile(rs.waits, 0.5), percentile(rs.works, 0.5)
+	fmt.Fprintf(w, "from a worker's death to its run's next model call, locally: p50 %s, max %s (%d runs; %d more made none); the wait for the next attempt p50 %s (%s of the stack's clock ×%g, on which the %s lease lapses in %s; the stand-in retries after %s, the reaper sweeps every %s), the attempt's work up to the call p50 %s, max %s\n",
+		round(percentile(rs.totals, 0.5)), round(rs.totals[len(rs.totals)-1]), len(rs.totals), rs.noModel,
+		round(wait), round(time.Duration(float64(wait)*speed)), speed, turns.LeaseDuration, round(time.Duration(float64(turns.LeaseDuration)/speed)),
+		lambdalocal.DefaultRetryDelay, r.cfg.ReaperInterval, round(work), round(rs.works[len(rs.works)-1]))
+	best, median, worst := awsWait()
+	fmt.Fprintf(w, "  in AWS: Lambda's first retry after about %s, or the reaper's sweep (every %s) once the %s lease lapsed, whichever first: a wait of %s to %s (median %s); with this run's work, about %s (%s to %s)\n",
+		awsFirstRetry, awsSweepEvery, turns.LeaseDuration, best, worst, median, round(median+work), round(best+work), round(worst+rs.works[len(rs.works)-1]))
+}
+
+func round(d time.Duration) time.Duration {
+	if d >= 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
 }

@@ -105,6 +105,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	f := facts{
 		plans: map[string]turns.Plan{}, limits: limits, threshold: threshold, spendCap: spendCap,
 		keyRuns: map[string]map[string]bool{}, faults: map[string]Fault{},
+		turnRuns: map[string]string{}, killed: st.kills.killedRuns(),
 	}
 	for _, u := range users {
 		f.plans[u.id] = u.plan
@@ -114,6 +115,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			if a.runID == "" {
 				continue
 			}
+			f.turnRuns[turnID(d.user.id, d.n)] = a.runID
 			if f.keyRuns[d.key] == nil {
 				f.keyRuns[d.key] = map[string]bool{}
 			}

@@ -52,10 +52,16 @@ const (
 	// ClientDisconnects: the client goes away while the turn runs (slow
 	// code), then asks again with the same Idempotency-Key.
 	ClientDisconnects Fault = "client-disconnects"
+	// WorkerKilled: the worker's invocation dies mid-turn (kill.go); the
+	// next attempt takes the run over and resumes it.
+	WorkerKilled Fault = "worker-killed"
+	// AnswersCut: half the DynamoDB answers of the turn's worker are lost
+	// after the write was applied (kill.go); the SDK retries each.
+	AnswersCut Fault = "answers-cut"
 )
 
 // Turn faults in the order they are reported.
-var turnFaults = []Fault{ModelFailsFirst, ModelFailsLater, ModelHangs, NoUsage, SandboxRefused, SandboxVanishes, WorkerAbandons, ClientDisconnects}
+var turnFaults = []Fault{ModelFailsFirst, ModelFailsLater, ModelHangs, NoUsage, SandboxRefused, SandboxVanishes, WorkerAbandons, ClientDisconnects, WorkerKilled, AnswersCut}
 
 // Stall is the tool an abandoning turn calls: it never returns while the
 // run lasts (the worker is gone), and is released at the end.
@@ -67,6 +73,8 @@ const Stall = "load_stall"
 type directive struct {
 	Kind  Kind
 	Fault Fault
+	// Turn is the planned turn's user and number ("user/n"): one run.
+	Turn string
 }
 
 const directivePrefix = "load-turn "
@@ -81,6 +89,9 @@ func (d directive) message(user string, n int) string {
 	return m
 }
 
+// turnID names a planned turn: its user and number.
+func turnID(user string, n any) string { return fmt.Sprintf("%s/%v", user, n) }
+
 // spendPadBytes pads a spend turn's message, under the API's 16,000
 // characters.
 const spendPadBytes = 14_000
@@ -91,6 +102,7 @@ func parseDirective(text string) (directive, bool) {
 		return directive{}, false
 	}
 	var d directive
+	var user, n string
 	for _, f := range strings.Fields(rest) {
 		k, v, _ := strings.Cut(f, "=")
 		switch k {
@@ -98,8 +110,13 @@ func parseDirective(text string) (directive, bool) {
 			d.Kind = Kind(v)
 		case "fault":
 			d.Fault = Fault(v)
+		case "user":
+			user = v
+		case "n":
+			n = v
 		}
 	}
+	d.Turn = turnID(user, n)
 	return d, d.Kind != ""
 }
 
@@ -126,21 +143,7 @@ func spendUsageOf(req llmtest.ChatRequest) llmtest.Usage {
 // respond is the scripted model: the step a request calls for, from its
 // turn's directive and the tool results it carries.
 func respond(req llmtest.ChatRequest) llmtest.Step {
-	var d directive
-	tools := 0
-	for _, m := range req.Messages {
-		switch m.Role {
-		case "user":
-			var text string
-			if json.Unmarshal(m.Content, &text) == nil {
-				if got, ok := parseDirective(text); ok {
-					d = got
-				}
-			}
-		case "tool":
-			tools++
-		}
-	}
+	d, tools, _ := conversation(req)
 	if d.Kind == "" {
 		return llmtest.Text("no directive")
 	}
@@ -168,6 +171,27 @@ func respond(req llmtest.ChatRequest) llmtest.Step {
 		step = step.WithUsage(llmtest.Usage{Shape: llmtest.NoUsage})
 	}
 	return step
+}
+
+// conversation reads a request: its turn's directive, and how many tool
+// results and model answers it carries.
+func conversation(req llmtest.ChatRequest) (d directive, tools, answers int) {
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "user":
+			var text string
+			if json.Unmarshal(m.Content, &text) == nil {
+				if got, ok := parseDirective(text); ok {
+					d = got
+				}
+			}
+		case "tool":
+			tools++
+		case "assistant":
+			answers++
+		}
+	}
+	return d, tools, answers
 }
 
 func codeArgs(f Fault) string {

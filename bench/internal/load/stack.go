@@ -48,6 +48,7 @@ type stack struct {
 	e2b   *e2btest.Fake
 	plain *dynamodb.Client // uncounted: the run's own reads
 	stall *stallTool
+	kills *kills // kill.go
 	// calls counts each function's DynamoDB calls on its own client.
 	calls   map[string]*localstack.Counter
 	streams *streamFaults
@@ -85,6 +86,11 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 	}
 	st.sweeps = &sweeps{lifetime: reaperCfg.Lifetime, interval: st.clock.Of(cfg.ReaperInterval)}
 	st.streams = &streamFaults{rate: cfg.FaultRate}
+	cutRate := cfg.CutAnswers
+	if cfg.FaultRate <= 0 {
+		cutRate = 0
+	}
+	st.kills = newKills(cutRate, cfg.Seed)
 	st.Stack, err = localstack.Start(ctx, localstack.Config{
 		Env: env, Functions: []localstack.Function{localstack.Turn, localstack.Alarm, localstack.Reaper},
 		// DynamoDB keeps a stream's records 24 hours; the embedded server
@@ -94,8 +100,11 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 		EventBridge: eventbridgelocal.Config{Out: io.Discard},
 		Model:       st.model, TurnOptions: append(turnstack.Options(), app.WithTools(st.stall)),
 		Count: true, Now: st.clock.Now, Log: log, JWTSecret: []byte(turnstack.Secret),
-		HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * cfg.Concurrency, IdleConnTimeout: time.Minute}},
+		// The functions' outbound calls and the turn function's DynamoDB
+		// calls go through the kill switch and the cut answers (kill.go).
+		HTTP: &http.Client{Transport: st.kills.transport(&http.Transport{MaxIdleConnsPerHost: 2 * cfg.Concurrency, IdleConnTimeout: time.Minute})},
 		Faults: localstack.Faults{
+			Invoke: st.kills.invoke, DynamoDB: st.kills.options,
 			Stream: st.streams.wrap,
 			// The admission latency starts where API Gateway hands the
 			// request to the function (startKey, read by the observer).
@@ -126,6 +135,9 @@ func startStack(ctx context.Context, cfg Config, log *slog.Logger) (st *stack, e
 func (st *stack) close() {
 	if st.stall != nil {
 		st.stall.release()
+	}
+	if st.kills != nil {
+		st.kills.stop()
 	}
 	if st.Stack != nil {
 		st.Stack.Close()

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
+	"github.com/commonly/runtime/shared/turns"
 )
 
 // A stop asked from another device reaches the worker wherever the turn
@@ -172,5 +174,84 @@ func (f *firstChunkOnly) Flush() {
 		f.h.wasCut = true
 		f.h.mu.Unlock()
 		panic(http.ErrAbortHandler)
+	}
+}
+
+// Once the final answer is recorded (the events flush during its post
+// carries it), a stop is too late: the post goes on, the run succeeds.
+func TestCancelOnceTheAnswerIsRecordedIsTooLate(t *testing.T) {
+	s := newStackWith(t, nil, llmtest.Text("the answer"))
+	s.install(t, `{"userId":"user-1","podId":"pod-1","agentName":"scout","tools":[]}`)
+	posting, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.pod.Hold(func(*http.Request) { once.Do(func() { close(posting) }); <-release })
+
+	done := make(chan runs.Run, 1)
+	go func() { done <- s.turn(t, "go on") }()
+	select {
+	case <-posting:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the answer was never posted")
+	}
+	runID := s.onlyRunID(t)
+	// The flush that records the answer falls during the post.
+	time.Sleep(4 * turns.EventFlushDelay)
+	r := s.call(t, apiEvent("POST", "/v1/runs/"+runID+"/cancel", "user-1", false, "", nil))
+	close(release)
+	var body map[string]string
+	_ = json.Unmarshal([]byte(r.Body), &body)
+	if r.StatusCode != 200 || body["cancel"] != "too_late" {
+		t.Errorf("cancel during the post: %d %s", r.StatusCode, r.Body)
+	}
+	run := <-done
+	if run.Status != runs.StatusSucceeded || !run.PostedToPod || run.FinalMessage != "the answer" {
+		t.Fatalf("run %s posted %v final %q", run.Status, run.PostedToPod, run.FinalMessage)
+	}
+	if n := len(s.pod.Messages("pod-1")); n != 1 {
+		t.Errorf("the pod got %d messages", n)
+	}
+}
+
+// A Durable Object turn is stopped on our side: the forward to the older
+// runtime is cut, its answer never posted, and the run ends cancelled.
+func TestCancelADurableObjectTurn(t *testing.T) {
+	const doToken = "do-runtime-token-cancel"
+	forwarded, cut := make(chan struct{}), make(chan struct{})
+	do := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body) // read whole, so that the server sees the client go
+		close(forwarded)
+		<-r.Context().Done() // the runtime is still working when the stop comes
+		close(cut)
+	}))
+	t.Cleanup(do.Close)
+	s := newStackWith(t, map[string]string{"DO_RUNTIME_URL": do.URL, "DO_RUNTIME_TOKEN": doToken})
+	s.install(t, `{"userId":"user-1","podId":"pod-1","agentName":"scout","engine":"durable-object"}`)
+	done := make(chan runs.Run, 1)
+	go func() { done <- s.turn(t, "through the durable object") }()
+	select {
+	case <-forwarded:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the turn never reached the durable object runtime")
+	}
+	r := s.call(t, apiEvent("POST", "/v1/runs/"+s.onlyRunID(t)+"/cancel", "user-1", false, "", nil))
+	if r.StatusCode != 202 || !strings.Contains(r.Body, `"requested"`) {
+		t.Fatalf("cancel: %d %s", r.StatusCode, r.Body)
+	}
+	var run runs.Run
+	select {
+	case run = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not stop")
+	}
+	if run.Status != runs.StatusCancelled || run.Engine != "durable-object" || run.PostedToPod || run.Refunded {
+		t.Fatalf("run %s engine %s posted %v refunded %v", run.Status, run.Engine, run.PostedToPod, run.Refunded)
+	}
+	select {
+	case <-cut:
+	case <-time.After(5 * time.Second):
+		t.Error("the forward to the runtime was not cut")
+	}
+	if len(s.pod.Messages("pod-1")) != 0 {
+		t.Error("the pod got a message")
 	}
 }

@@ -193,6 +193,24 @@ func (e *Engine) resume(ctx context.Context, run *runs.Run, r *turns.Resumption,
 		life := min(now.Sub(sb.CreatedAt), sandbox.Lifetime).Milliseconds()
 		lost += max(life-ran[sb.SandboxID], 0)
 	}
+	// A sandbox the stopped attempt made but died before recording: E2B
+	// lists it by the run's tag. Its whole life so far is lost.
+	recorded := map[string]bool{}
+	for _, sb := range r.Sandboxes {
+		recorded[sb.SandboxID] = true
+	}
+	unrecorded, err := e.cfg.Code.Unrecorded(kctx, run.RunID, recorded)
+	if err != nil {
+		e.cfg.Log.WarnContext(ctx, "the stopped attempt's unrecorded sandboxes could not be listed; their timeout and the reaper end them", "runId", run.RunID, "err", err)
+	}
+	for _, sb := range unrecorded {
+		err := e.cfg.Code.KillUnrecorded(kctx, sb.ID)
+		if err != nil {
+			e.cfg.Log.WarnContext(ctx, "the stopped attempt's unrecorded sandbox could not be killed; the reaper will get it", "runId", run.RunID, "sandboxId", sb.ID, "err", err)
+		}
+		runs.Record(rec, runs.SandboxKilled{SandboxID: sb.ID, OK: err == nil})
+		lost += min(now.Sub(sb.StartedAt), sandbox.Lifetime).Milliseconds()
+	}
 	code.Resume(runsMade, lifeUsed+time.Duration(lost)*time.Millisecond)
 	entries := make([]string, len(r.Entries))
 	for i, en := range r.Entries {

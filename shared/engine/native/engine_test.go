@@ -81,6 +81,8 @@ func (p *provider) Create(context.Context, sandbox.Meta) (sandbox.Session, error
 	return session{p}, nil
 }
 
+func (p *provider) RunSandboxes(context.Context, string) ([]sandbox.Listed, error) { return nil, nil }
+
 func (p *provider) KillSandbox(_ context.Context, id string) (bool, error) {
 	p.killed = append(p.killed, id)
 	return true, nil

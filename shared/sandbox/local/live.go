@@ -83,3 +83,14 @@ func (p *Provider) KillSandbox(ctx context.Context, id string) (found bool, err 
 	}
 	return true, s.Kill(ctx)
 }
+
+// RunSandboxes lists one run's live sessions of this provider.
+func (p *Provider) RunSandboxes(_ context.Context, runID string) ([]sandbox.Listed, error) {
+	var out []sandbox.Listed
+	for _, l := range p.liveSessions() {
+		if l.RunID == runID {
+			out = append(out, sandbox.Listed{ID: l.ID, RunID: l.RunID, StartedAt: l.StartedAt})
+		}
+	}
+	return out, nil
+}

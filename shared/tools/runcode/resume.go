@@ -32,6 +32,32 @@ func (f *Factory) KillLeft(ctx context.Context, sandboxID string, at time.Time) 
 	return nil
 }
 
+// Unrecorded lists the run's sandboxes the provider still holds that are
+// not among recorded: one a stopped attempt made and died before it
+// recorded.
+func (f *Factory) Unrecorded(ctx context.Context, runID string, recorded map[string]bool) ([]sandbox.Listed, error) {
+	all, err := f.cfg.Provider.RunSandboxes(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("runcode: list the sandboxes of run %s: %w", runID, err)
+	}
+	var out []sandbox.Listed
+	for _, s := range all {
+		if !recorded[s.ID] {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// KillUnrecorded kills a sandbox Unrecorded found: there is no record of
+// it to close.
+func (f *Factory) KillUnrecorded(ctx context.Context, sandboxID string) error {
+	if _, err := f.cfg.Provider.KillSandbox(ctx, sandboxID); err != nil {
+		return fmt.Errorf("runcode: kill the stopped attempt's unrecorded sandbox %s: %w", sandboxID, err)
+	}
+	return nil
+}
+
 // Resume sets a resumed turn's tool to what its run recorded: runs code
 // runs made, and lifeUsed of the sandboxes' one lifetime spent. A new
 // sandbox lives at most what is left of it; none is made once it is spent.
