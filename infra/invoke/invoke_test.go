@@ -196,6 +196,7 @@ func rank(path string) int {
 // the session's own runs stream (EVENT=stream), the usage then counting
 // the turn's cost. No line says ERROR or failed; each invoke exits 0.
 func TestSessionHappyPath(t *testing.T) {
+	dynamodblocal.EmbeddedOnly(t, "a session keeps its runs stream between invokes from the embedded server's own change feed (StreamRecords)")
 	tpl, rie, root := templateAndEmulator(t)
 	dir := t.TempDir()
 	invoke := func(fn, event string) string {

@@ -245,6 +245,15 @@ const readShownEvents = `[...document.querySelectorAll('#events li')].map(li => 
 // run the page opened, once its run.finished is shown.
 func sendFromForm(t *testing.T, b *browser, installID, as, message string) (string, []shownEvent) {
 	t.Helper()
+	runID := openFromForm(t, b, installID, as, message)
+	b.do(t, chromedp.WaitVisible(chromedp.CSS(`#events li[data-type="run.finished"]`)))
+	return runID, eval[[]shownEvent](t, b, readShownEvents)
+}
+
+// openFromForm sends a turn through the console's form and returns the
+// run the page opened.
+func openFromForm(t *testing.T, b *browser, installID, as, message string) string {
+	t.Helper()
 	before := eval[string](t, b, `document.querySelector('#run-id').textContent`)
 	b.do(t, chromedp.WaitReady(chromedp.CSS(fmt.Sprintf(`#turn-form select[name=install] option[value=%q]`, installID))))
 	set := fmt.Sprintf(`(() => { const f = document.querySelector('#turn-form');
@@ -264,8 +273,7 @@ func sendFromForm(t *testing.T, b *browser, installID, as, message string) (stri
 		time.Sleep(100 * time.Millisecond)
 		runID = eval[string](t, b, `document.querySelector('#run-id').textContent`)
 	}
-	b.do(t, chromedp.WaitVisible(chromedp.CSS(`#events li[data-type="run.finished"]`)))
-	return runID, eval[[]shownEvent](t, b, readShownEvents)
+	return runID
 }
 
 // checkEvents: the page showed the run's events once each, in order, as
@@ -431,6 +439,25 @@ func TestConsoleInChromium(t *testing.T) {
 	})
 	b.screenshot(t, "console-narrow.png")
 	b.do(t, chromedp.EmulateReset(), chromedp.EmulateViewport(1400, 1000))
+
+	// A long code run, stopped with the page's Stop button: the run ends
+	// cancelled on the page as through the API.
+	sleepy := "Wait for me.\n\n```python\nimport time\nprint('started', flush=True)\ntime.sleep(30)\n```"
+	stopped := openFromForm(t, b, "demo-install", "demo-user", sleepy)
+	b.do(t, chromedp.WaitVisible(chromedp.CSS(`#events li[data-type="tool.output"]`)),
+		chromedp.Click(chromedp.CSS(`#run-stop`)),
+		chromedp.WaitVisible(chromedp.CSS(`#events li[data-type="run.finished"][data-status="cancelled"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#run-summary .badge.cancelled`)))
+	var cancelled struct {
+		Status string `json:"status"`
+	}
+	apiGet(t, s.base, user, "/v1/runs/"+stopped, &cancelled)
+	if cancelled.Status != "cancelled" {
+		t.Errorf("the stopped run is %q through the API", cancelled.Status)
+	}
+	if hidden := eval[bool](t, b, `document.querySelector('#run-stop').hidden`); !hidden {
+		t.Error("the Stop button is still offered on a cancelled run")
+	}
 
 	// The reference: every operation of the document, "try it" at this stack.
 	var doc struct {

@@ -150,6 +150,9 @@ func (s *stream) oldest() uint64 {
 // number the next record will have: for a caller that delivers the
 // stream itself, from one process to the next (make invoke's session).
 func (s *Server) StreamRecords(ctx context.Context, table string, from uint64) ([]json.RawMessage, uint64, error) {
+	if s.ref != nil {
+		return nil, 0, fmt.Errorf("read the stream of %s: the embedded server's own change feed; DynamoDB Local's is read through Subscribe", table)
+	}
 	info, err := s.describe(ctx, table)
 	if err != nil {
 		return nil, 0, err
