@@ -14,6 +14,12 @@ import (
 func Call(ctx context.Context, method, url, token string, headers map[string]string, body string) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 40*time.Second)
 	defer cancel()
+	return CallWith(ctx, http.DefaultClient, method, url, token, headers, body)
+}
+
+// CallWith is Call through client (a benchmark's own, kept alive), with
+// no timeout of its own.
+func CallWith(ctx context.Context, client *http.Client, method, url, token string, headers map[string]string, body string) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return 0, nil, err
@@ -23,7 +29,7 @@ func Call(ctx context.Context, method, url, token string, headers map[string]str
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/commonly/runtime/bench/internal/shapes"
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/internal/dynamodblocal"
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
@@ -191,21 +192,5 @@ func (c apiClient) createInstall(ctx context.Context) error {
 }
 
 func (c apiClient) do(ctx context.Context, method, path, token string, headers map[string]string, body []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.api+path, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	res, err := c.http.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer res.Body.Close()
-	var buf bytes.Buffer
-	_, err = buf.ReadFrom(res.Body)
-	return res.StatusCode, buf.Bytes(), err
+	return localstack.CallWith(ctx, c.http, method, c.api+path, token, headers, string(body))
 }

@@ -1,17 +1,16 @@
 package turnstack
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
+	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/runs"
 )
 
@@ -137,20 +136,5 @@ func CheckRun(b []byte) (string, error) {
 }
 
 func (c *Client) do(ctx context.Context, method, path, token string, headers map[string]string, body string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, bytes.NewReader([]byte(body)))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	res, err := c.HTTP.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	return res.StatusCode, b, err
+	return localstack.CallWith(ctx, c.HTTP, method, c.Base+path, token, headers, body)
 }
