@@ -3,12 +3,11 @@
 // locally, OTLP to X-Ray on AWS, any OTLP collector through the OTEL_*
 // variables, a no-op when off), the sampling that keeps every failed turn
 // and a share of the rest (tail.go), the scrubbing of every exported span
-// (scrub.go), the OTLP/HTTP exporter (otlp_export.go, otlp_encode.go,
-// otlp_env.go: our own encoding, as the maintained exporter costs each
-// cold start ~15 % more CPU; docs/benchmarks.md) behind the SDK's batch
-// span processor, the export after each
-// invocation's response (afterresponse.go: the traces extension in
-// Lambda), the AWS SDK's and HTTP clients' client spans (awsspans.go,
+// (scrub.go), OpenTelemetry's maintained OTLP/HTTP exporter configured
+// from the OTEL_EXPORTER_OTLP_* variables or for X-Ray (otlp_export.go,
+// otlp_env.go, xray.go) behind the SDK's batch span processor, the export
+// after each invocation's response (afterresponse.go: the traces
+// extension in Lambda), the AWS SDK's and HTTP clients' client spans (awsspans.go,
 // clients.go), the attributes of a turn, a model call and a tool call
 // (run.go, genai.go), the context carried across the asynchronous
 // dispatch (carrier.go) and the trace id on log lines (log.go).

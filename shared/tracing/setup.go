@@ -207,14 +207,14 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 		exps = append(exps, exp)
 	}
 	if cfg.OTLP != nil {
-		exp, err := newOTLPExporter(*cfg.OTLP, nil)
+		exp, err := newOTLPExporter(ctx, *cfg.OTLP, nil)
 		if err != nil {
 			return nil, err
 		}
 		exps = append(exps, exp)
 	}
 	if cfg.XRay != nil {
-		exp, err := newOTLPExporter(OTLP{Endpoint: cfg.XRay.endpointURL(), Timeout: FlushTimeout}, cfg.XRay.client())
+		exp, err := newOTLPExporter(ctx, OTLP{Endpoint: cfg.XRay.endpointURL(), Timeout: FlushTimeout}, cfg.XRay.client())
 		if err != nil {
 			return nil, fmt.Errorf("tracing: X-Ray exporter: %w", err)
 		}

@@ -225,16 +225,18 @@ func TestFlushIsBounded(t *testing.T) {
 	}
 }
 
-// Exports to X-Ray are OTLP protobuf, signed with SigV4 for the xray
-// service in the configured region.
-func TestXRayExportIsSigned(t *testing.T) {
+// xrayExport exports one span to an X-Ray stand-in that answers status,
+// signed with creds in eu-west-1; it returns the request the stand-in
+// got and the flush's error.
+func xrayExport(t *testing.T, creds aws.CredentialsProvider, status int) (*http.Request, error) {
+	t.Helper()
 	got := make(chan *http.Request, 4)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got <- r.Clone(context.Background())
 		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(status)
 	}))
 	t.Cleanup(srv.Close)
-	creds := aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider("AKIDTRACES", "SECRET", ""))
 	tp, err := tracing.Setup(context.Background(), tracing.Config{SampleRatio: 1, XRay: &tracing.XRay{Region: "eu-west-1", Credentials: creds, Endpoint: srv.URL}})
 	if err != nil {
 		t.Fatal(err)
@@ -242,15 +244,44 @@ func TestXRayExportIsSigned(t *testing.T) {
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	_, s := tracing.Start(context.Background(), "x")
 	s.End()
-	if err := tp.Flush(context.Background()); err != nil {
+	err = tp.Flush(context.Background())
+	return <-got, err
+}
+
+// Exports to X-Ray are OTLP protobuf, signed with SigV4 for the xray
+// service in the configured region.
+func TestXRayExportIsSigned(t *testing.T) {
+	r, err := xrayExport(t, aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider("AKIDTRACES", "SECRET", "")), http.StatusOK)
+	if err != nil {
 		t.Fatal(err)
 	}
-	r := <-got
 	auth := r.Header.Get("Authorization")
 	if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" ||
 		!strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential=AKIDTRACES/") || !strings.Contains(auth, "/eu-west-1/xray/aws4_request") ||
 		r.Header.Get("X-Amz-Content-Sha256") == "" && r.Header.Get("X-Amz-Date") == "" {
 		t.Errorf("export %s %s, headers %v", r.Method, r.URL.Path, r.Header)
+	}
+}
+
+// The exporter reads OTEL_EXPORTER_OTLP_* itself; a collector's headers
+// set there never reach X-Ray, and a refused export's error carries
+// neither the secret key nor the request's signature.
+func TestXRayExportGetsNoCollectorHeaders(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "api-key=collector-key-51f")
+	t.Setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")
+	creds := aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider("AKIDTRACES", "SECRETKEY42", "SESSIONTOKEN42"))
+	r, err := xrayExport(t, creds, http.StatusForbidden)
+	if r.Header.Get("Api-Key") != "" || r.Header.Get("Content-Encoding") != "" {
+		t.Errorf("X-Ray got the collector's settings: %v", r.Header)
+	}
+	if err == nil || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("a refused export: %v", err)
+	}
+	sig := r.Header.Get("Authorization")
+	for _, secret := range []string{"SECRETKEY42", "SESSIONTOKEN42", sig[strings.LastIndex(sig, "=")+1:]} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the export's error %q shows %q", err, secret)
+		}
 	}
 }
 

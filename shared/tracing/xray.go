@@ -42,9 +42,13 @@ func (x *XRay) check() error {
 	return nil
 }
 
-// client is the exporter's HTTP client: every request signed with SigV4.
+// client is the exporter's HTTP client: every request signed with SigV4,
+// each attempt bounded as the flush is.
 func (x *XRay) client() *http.Client {
-	return &http.Client{Transport: &sigv4Transport{next: exportTransport(), signer: v4.NewSigner(), creds: x.Credentials, region: x.Region}}
+	return &http.Client{
+		Transport: &sigv4Transport{next: exportTransport(), signer: v4.NewSigner(), creds: x.Credentials, region: x.Region},
+		Timeout:   FlushTimeout,
+	}
 }
 
 // sigv4Transport signs each request with the credentials' current value
