@@ -183,33 +183,28 @@ func (e *Engine) resume(ctx context.Context, run *runs.Run, r *turns.Resumption,
 	for _, l := range run.LostAttempts {
 		lifeUsed += time.Duration(l.SandboxMillis) * time.Millisecond
 	}
-	var lost int64
-	for _, sb := range r.Sandboxes {
-		err := e.cfg.Code.KillLeft(kctx, sb.SandboxID, now)
-		if err != nil {
-			e.cfg.Log.WarnContext(ctx, "the stopped attempt's sandbox could not be killed; the reaper will get it", "runId", run.RunID, "sandboxId", sb.SandboxID, "err", err)
-		}
-		runs.Record(rec, runs.SandboxKilled{SandboxID: sb.SandboxID, OK: err == nil})
-		life := min(now.Sub(sb.CreatedAt), sandbox.Lifetime).Milliseconds()
-		lost += max(life-ran[sb.SandboxID], 0)
-	}
-	// A sandbox the stopped attempt made but died before recording: E2B
-	// lists it by the run's tag. Its whole life so far is lost.
-	recorded := map[string]bool{}
+	// The sandboxes the run recorded, and any the stopped attempt made
+	// but died before recording (the provider lists them by the run's
+	// tag; nothing of theirs ran on record, so their whole life is lost).
+	recorded := make(map[string]bool, len(r.Sandboxes))
+	left := make([]sandbox.Listed, 0, len(r.Sandboxes))
 	for _, sb := range r.Sandboxes {
 		recorded[sb.SandboxID] = true
+		left = append(left, sandbox.Listed{ID: sb.SandboxID, StartedAt: sb.CreatedAt})
 	}
 	unrecorded, err := e.cfg.Code.Unrecorded(kctx, run.RunID, recorded)
 	if err != nil {
 		e.cfg.Log.WarnContext(ctx, "the stopped attempt's unrecorded sandboxes could not be listed; their timeout and the reaper end them", "runId", run.RunID, "err", err)
 	}
-	for _, sb := range unrecorded {
-		err := e.cfg.Code.KillUnrecorded(kctx, sb.ID)
+	var lost int64
+	for _, sb := range append(left, unrecorded...) {
+		err := e.cfg.Code.KillLeft(kctx, sb.ID, recorded[sb.ID], now)
 		if err != nil {
-			e.cfg.Log.WarnContext(ctx, "the stopped attempt's unrecorded sandbox could not be killed; the reaper will get it", "runId", run.RunID, "sandboxId", sb.ID, "err", err)
+			e.cfg.Log.WarnContext(ctx, "the stopped attempt's sandbox could not be killed; the reaper will get it", "runId", run.RunID, "sandboxId", sb.ID, "recorded", recorded[sb.ID], "err", err)
 		}
 		runs.Record(rec, runs.SandboxKilled{SandboxID: sb.ID, OK: err == nil})
-		lost += min(now.Sub(sb.StartedAt), sandbox.Lifetime).Milliseconds()
+		life := min(now.Sub(sb.StartedAt), sandbox.Lifetime).Milliseconds()
+		lost += max(life-ran[sb.ID], 0)
 	}
 	code.Resume(runsMade, lifeUsed+time.Duration(lost)*time.Millisecond)
 	entries := make([]string, len(r.Entries))

@@ -20,11 +20,16 @@ import (
 const restartNote = "the code sandbox was restarted after an interruption: files and state from earlier runs in this turn are gone"
 
 // KillLeft kills a sandbox a stopped attempt of the turn left running,
-// by its id, and records the kill, so that one sandbox is alive at a
-// time and the reaper has nothing left to do for it.
-func (f *Factory) KillLeft(ctx context.Context, sandboxID string, at time.Time) error {
+// by its id, and records the kill when the sandbox was recorded (one the
+// attempt died before recording has no record to close), so that one
+// sandbox is alive at a time and the reaper has nothing left to do for
+// it.
+func (f *Factory) KillLeft(ctx context.Context, sandboxID string, recorded bool, at time.Time) error {
 	if _, err := f.cfg.Provider.KillSandbox(ctx, sandboxID); err != nil {
 		return fmt.Errorf("runcode: kill the stopped attempt's sandbox %s: %w", sandboxID, err)
+	}
+	if !recorded {
+		return nil
 	}
 	if err := f.cfg.Ledger.SandboxKilled(ctx, sandboxID, at); err != nil {
 		return fmt.Errorf("runcode: record the kill of sandbox %s: %w", sandboxID, err)
@@ -47,15 +52,6 @@ func (f *Factory) Unrecorded(ctx context.Context, runID string, recorded map[str
 		}
 	}
 	return out, nil
-}
-
-// KillUnrecorded kills a sandbox Unrecorded found: there is no record of
-// it to close.
-func (f *Factory) KillUnrecorded(ctx context.Context, sandboxID string) error {
-	if _, err := f.cfg.Provider.KillSandbox(ctx, sandboxID); err != nil {
-		return fmt.Errorf("runcode: kill the stopped attempt's unrecorded sandbox %s: %w", sandboxID, err)
-	}
-	return nil
 }
 
 // Resume sets a resumed turn's tool to what its run recorded: runs code
