@@ -87,6 +87,14 @@ func bearer(errCode, description string) string {
 	return c
 }
 
+// unauthorized is a 401 whose WWW-Authenticate challenge says why
+// (RFC 6750's error and error_description, when there is one).
+func unauthorized(typ, title, detail, errCode, description string) *Problem {
+	p := New(http.StatusUnauthorized, typ, title, detail)
+	p.Challenge = bearer(errCode, description)
+	return p
+}
+
 // For maps a domain error to its problem.
 func For(err error) *Problem {
 	var inv *turns.InvalidError
@@ -97,21 +105,13 @@ func For(err error) *Problem {
 	case errors.As(err, &inv):
 		return Invalid(inv.Field, inv.Reason)
 	case errors.Is(err, turns.ErrMalformedIdentity):
-		p := New(http.StatusUnauthorized, "malformed_identity", "Malformed identity", "the token's subject is not a valid user id")
-		p.Challenge = bearer("invalid_token", "The token's subject is not a valid user id")
-		return p
+		return unauthorized("malformed_identity", "Malformed identity", "the token's subject is not a valid user id", "invalid_token", "The token's subject is not a valid user id")
 	case errors.Is(err, turns.ErrTokenExpired):
-		p := New(http.StatusUnauthorized, "unauthenticated", "No identity", "the bearer token has expired")
-		p.Challenge = bearer("invalid_token", "The access token expired")
-		return p
+		return unauthorized("unauthenticated", "No identity", "the bearer token has expired", "invalid_token", "The access token expired")
 	case errors.Is(err, turns.ErrInvalidToken):
-		p := New(http.StatusUnauthorized, "unauthenticated", "No identity", "the bearer token is not valid for this API")
-		p.Challenge = bearer("invalid_token", "")
-		return p
+		return unauthorized("unauthenticated", "No identity", "the bearer token is not valid for this API", "invalid_token", "")
 	case errors.Is(err, turns.ErrUnauthenticated):
-		p := New(http.StatusUnauthorized, "unauthenticated", "No identity", "the request carries no authenticated identity")
-		p.Challenge = bearer("", "")
-		return p
+		return unauthorized("unauthenticated", "No identity", "the request carries no authenticated identity", "", "")
 	case errors.Is(err, turns.ErrForbidden):
 		return New(http.StatusForbidden, "forbidden", "Not yours", "the caller may not act on this resource")
 	case errors.Is(err, turns.ErrNotFound):
