@@ -43,10 +43,7 @@ type Cancellation struct {
 // Cancel asks the run to stop; a run the caller may not see is
 // ErrNotFound, as GetRun says.
 func (s *Service) Cancel(ctx context.Context, c Caller, runID string) (*Cancellation, error) {
-	if c.ID == "" {
-		return nil, ErrUnauthenticated
-	}
-	run, err := readRun(ctx, s.store, c, runID)
+	run, err := s.GetRun(ctx, c, runID)
 	if err != nil {
 		return nil, err
 	}
