@@ -20,6 +20,9 @@ import (
 // (docs: http-api-jwt-authorizer.html).
 var rsaAlgs = []string{oidc.RS256, oidc.RS384, oidc.RS512}
 
+// rsaJoseAlgs are rsaAlgs as go-jose names them, for hasKeyID.
+var rsaJoseAlgs = []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512}
+
 // OIDCVerifier checks bearer tokens as API Gateway's JWT authorizer
 // checks its identity source (docs: http-api-jwt-authorizer.html), so the
 // events function accepts exactly the tokens the API accepts: the token
@@ -86,7 +89,7 @@ func (o *OIDCVerifier) Verify(ctx context.Context, authorization string) (map[st
 // hasKeyID refuses a token whose header names no key: the authorizer
 // requires the kid of a key of the JWKS (go-oidc would try every key).
 func hasKeyID(raw string) error {
-	jws, err := jose.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512})
+	jws, err := jose.ParseSigned(raw, rsaJoseAlgs)
 	if err != nil {
 		return fmt.Errorf("%w: %w", turns.ErrInvalidToken, err)
 	}
