@@ -81,14 +81,14 @@ func (h *Handler) HandleDispatch(ctx context.Context, runID string) (*DispatchRe
 		return nil, errors.New("dispatch event without runId")
 	}
 	r, err := h.worker.Execute(ctx, runID)
-	switch {
-	case errors.Is(err, turns.ErrLeaseHeld) || errors.Is(err, turns.ErrLeftForResume):
-		// Expected: the run is another worker's, or left for the next
-		// attempt; the dispatch fails so that Lambda tries it again.
-		h.log.InfoContext(ctx, "dispatch to be retried", "runId", runID, "reason", err)
-		return nil, fmt.Errorf("execute %s: %w", runID, err)
-	case err != nil:
-		h.log.ErrorContext(ctx, "dispatch failed", "runId", runID, "err", err)
+	if err != nil {
+		if errors.Is(err, turns.ErrLeaseHeld) || errors.Is(err, turns.ErrLeftForResume) {
+			// Expected: the run is another worker's, or left for the next
+			// attempt; the dispatch fails so that Lambda tries it again.
+			h.log.InfoContext(ctx, "dispatch to be retried", "runId", runID, "reason", err)
+		} else {
+			h.log.ErrorContext(ctx, "dispatch failed", "runId", runID, "err", err)
+		}
 		return nil, fmt.Errorf("execute %s: %w", runID, err)
 	}
 	out := &DispatchResult{RunID: runID}
