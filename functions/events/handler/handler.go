@@ -108,11 +108,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		problem.MethodNotAllowed("the events of a run are read with GET").Write(w)
 		return
 	}
-	opened := false
+	sse := &writer{w: w}
 	defer func() {
 		if p := recover(); p != nil {
 			h.cfg.Log.ErrorContext(r.Context(), "events handler panicked", "runId", runID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			if !opened {
+			if !sse.opened {
 				problem.For(errors.New("panic")).Write(w)
 			}
 		}
@@ -132,11 +132,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := h.streamContext(r.Context())
 	defer cancel()
-	sse := &writer{w: w}
 	sent, started := 0, time.Now()
 	err = h.cfg.Watcher.Watch(ctx, caller, runID, turns.WatchOptions{
 		After: after, Poll: h.cfg.Poll, Heartbeat: h.cfg.Heartbeat,
-		Open: func() error { opened = true; return sse.open() },
+		Open: sse.open,
 		Send: func(e runs.StoredEvent) error { sent++; return sse.event(e) },
 		Beat: sse.comment,
 	})
@@ -216,7 +215,7 @@ func lastEventID(r *http.Request) (int64, error) {
 		return 0, nil
 	}
 	id, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || id < 0 || id > turns.MaxEventID {
+	if err != nil || id < 0 { // the upper bound is Watch's
 		return 0, turns.Invalid("Last-Event-ID", "must be an event id: an integer from 0 to %d", int64(turns.MaxEventID))
 	}
 	return id, nil
