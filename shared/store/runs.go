@@ -183,3 +183,27 @@ func (d *Dynamo) FinishRun(ctx context.Context, r *runs.Run, refund bool) error 
 	}
 	return refusal(r.RunID, r.Attempts, cur, "finish")
 }
+
+// LookRun reads what a worker looks for through a silence (turns'
+// runWriter): the run's status, attempt and stop request, projected,
+// strongly consistent. The run whole may near 400 KB, its events
+// decoded; the look needs three attributes a second.
+func (d *Dynamo) LookRun(ctx context.Context, runID string) (*runs.Run, error) {
+	out, err := d.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(d.tables.Runs), Key: runKey(runID), ConsistentRead: aws.Bool(true),
+		ProjectionExpression:     aws.String("#s, #att, #cancel"),
+		ExpressionAttributeNames: heldNames(map[string]string{}),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look at run %s: %w", runID, err)
+	}
+	if len(out.Item) == 0 {
+		return nil, fmt.Errorf("run %q: %w", runID, turns.ErrNotFound)
+	}
+	var r runs.Run
+	if err := attributevalue.UnmarshalMap(out.Item, &r); err != nil {
+		return nil, fmt.Errorf("decode run %s: %w", runID, err)
+	}
+	r.RunID = runID
+	return &r, nil
+}

@@ -123,17 +123,20 @@ func (e *runWriter) watch() {
 		case <-e.looker.C:
 		}
 		e.mu.Lock()
-		if e.isClosed() || e.now().Sub(e.touched) < LookAfter {
-			e.mu.Unlock()
+		due := !e.isClosed() && e.now().Sub(e.touched) >= LookAfter
+		e.mu.Unlock()
+		if !due {
 			continue
 		}
+		// Read without the lock: the turn's journal and writes go on.
 		ctx, cancel := context.WithTimeout(e.ctx, eventWriteTimeout)
 		cur, err := e.look(ctx, e.runID)
 		cancel()
 		if err == nil {
+			e.mu.Lock()
 			e.touched = e.now()
+			e.mu.Unlock()
 		}
-		e.mu.Unlock()
 		switch {
 		case err != nil:
 			e.logf.WarnContext(e.ctx, "reading the run for a cancel failed", "runId", e.runID, "err", err)

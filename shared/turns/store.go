@@ -30,6 +30,9 @@ type Store interface {
 	// one atomic write. See Admission.
 	Admit(ctx context.Context, a Admission) (AdmitResult, error)
 	GetRun(ctx context.Context, runID string) (*runs.Run, error)
+	// LookRun reads only a run's status, attempt and stop request (its
+	// CancelRequestedAt): a running worker's look through a silence.
+	LookRun(ctx context.Context, runID string) (*runs.Run, error)
 	// ClaimRun gives the run to the caller's attempt under a new lease
 	// (runs.Lease) and returns it: a queued run admitted within
 	// ClaimWindow before at, or a running run whose lease lapsed with

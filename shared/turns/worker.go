@@ -222,7 +222,7 @@ func (w *Worker) run(ctx context.Context, run *runs.Run, resumed *Resumption) (f
 	if resumed != nil {
 		journal = len(resumed.Entries)
 	}
-	ev := newRunWriter(ctx, run, journal, w.cfg.Events, w.store.CheckpointRun, w.store.GetRun, w.now, log, stop)
+	ev := newRunWriter(ctx, run, journal, w.cfg.Events, w.store.CheckpointRun, w.store.LookRun, w.now, log, stop)
 	defer func() {
 		// Every path ends here: a panic in an engine, a cancelled context,
 		// an engine that forgot to finish. The run leaves with a final
