@@ -92,11 +92,8 @@ func (t *Tool) ensureSession(ctx context.Context, env tools.Env) (sandbox.Sessio
 		return s, tools.Result{}
 	}
 
-	life := sandbox.Lifetime
 	t.mu.Lock()
-	if t.resumed {
-		life = t.lifeLeft
-	}
+	life := t.lifeLeft
 	t.mu.Unlock()
 	if life <= 0 {
 		return nil, tools.Errorf("the code sandbox's lifetime for this turn is spent; answer without running code")

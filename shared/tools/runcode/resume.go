@@ -62,6 +62,5 @@ func (t *Tool) Resume(runs int, lifeUsed time.Duration) {
 	defer t.mu.Unlock()
 	t.runs = min(runs, t.cfg.MaxRuns)
 	t.lifeLeft = max(sandbox.Lifetime-lifeUsed, 0)
-	t.resumed = true
 	t.restarted = runs > 0
 }

@@ -103,7 +103,7 @@ func (f *Factory) ProviderName() string { return f.cfg.Provider.Name() }
 
 // New returns the tool for one turn. The owner must Close it when the
 // turn ends.
-func (f *Factory) New() *Tool { return &Tool{cfg: f.cfg, spec: f.spec} }
+func (f *Factory) New() *Tool { return &Tool{cfg: f.cfg, spec: f.spec, lifeLeft: sandbox.Lifetime} }
 
 // Tool is commonly_run_code for one turn.
 type Tool struct {
@@ -127,10 +127,9 @@ type Tool struct {
 	created    time.Time
 	ranMillis  int64
 	idleMillis int64
-	// resumed: the turn was taken over from a stopped attempt (Resume);
-	// lifeLeft is what its sandboxes' one lifetime has left, restarted
-	// that the next new sandbox's first run says files are gone.
-	resumed   bool
+	// lifeLeft is what the turn's sandboxes' one lifetime has left (less
+	// than sandbox.Lifetime once Resume counted a stopped attempt's);
+	// restarted that the next new sandbox's first run says files are gone.
 	lifeLeft  time.Duration
 	restarted bool
 }
