@@ -184,14 +184,21 @@ func (c *Client) ListSandboxes(ctx context.Context, stage string) iter.Seq2[[]sa
 			}
 			page := make([]sandbox.Listed, len(p.Sandboxes))
 			for i, sb := range p.Sandboxes {
-				page[i] = sandbox.Listed{ID: sb.SandboxID, RunID: sb.Metadata[MetaRunID], StartedAt: sb.StartedAt}
-				if sb.Metadata[MetaApp] == AppName {
-					page[i].Stage = sb.Metadata[MetaStage]
-				}
+				page[i] = listed(sb)
 			}
 			if !yield(page, nil) {
 				return
 			}
 		}
 	}
+}
+
+// listed is a listed sandbox as the runtime reads it: its stage only if
+// it carries our app's tag (Stage "" is none of this runtime's).
+func listed(sb ListedSandbox) sandbox.Listed {
+	l := sandbox.Listed{ID: sb.SandboxID, RunID: sb.Metadata[MetaRunID], StartedAt: sb.StartedAt}
+	if sb.Metadata[MetaApp] == AppName {
+		l.Stage = sb.Metadata[MetaStage]
+	}
+	return l
 }

@@ -22,8 +22,8 @@ func (c *Client) RunSandboxes(ctx context.Context, runID string) ([]sandbox.List
 	out := make([]sandbox.Listed, 0, len(all))
 	for _, sb := range all {
 		// The filter is E2B's; a row that is not ours is never killed.
-		if sb.Metadata[MetaApp] == AppName && sb.Metadata[MetaStage] == c.cfg.Stage && sb.Metadata[MetaRunID] == runID {
-			out = append(out, sandbox.Listed{ID: sb.SandboxID, Stage: c.cfg.Stage, RunID: runID, StartedAt: sb.StartedAt})
+		if l := listed(sb); l.Stage == c.cfg.Stage && l.RunID == runID {
+			out = append(out, l)
 		}
 	}
 	return out, nil
