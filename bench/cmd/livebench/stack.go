@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/localstack"
+	"github.com/commonly/runtime/internal/dynamodblocal"
 )
 
 // functionName is the turn function's, which its dispatches invoke.
@@ -67,7 +67,7 @@ func startStack(ctx context.Context, poll time.Duration, words int, gap time.Dur
 	s.st.Calls[localstack.Events].Observe(func(_ context.Context, o localstack.Observed) {
 		if out, ok := o.Output.(*dynamodb.GetItemOutput); ok && o.Op == "GetItem" {
 			s.mu.Lock()
-			s.reads = append(s.reads, itemSize(out.Item))
+			s.reads = append(s.reads, int(dynamodblocal.ItemSize(out.Item)))
 			s.mu.Unlock()
 		}
 	})
@@ -120,48 +120,4 @@ func (s *stack) close() {
 	if s.st != nil {
 		s.st.Close()
 	}
-}
-
-// itemSize is an item's size as DynamoDB counts it for read units:
-// each attribute's name and value, strings and binaries by their bytes,
-// a number by about one byte per two digits plus one
-// (docs: CapacityUnitCalculations.html).
-func itemSize(item map[string]types.AttributeValue) int {
-	n := 0
-	for name, v := range item {
-		n += len(name) + valueSize(v)
-	}
-	return n
-}
-
-func valueSize(v types.AttributeValue) int {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(v.Value)
-	case *types.AttributeValueMemberN:
-		return (len(v.Value)+1)/2 + 1
-	case *types.AttributeValueMemberB:
-		return len(v.Value)
-	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
-		return 1
-	case *types.AttributeValueMemberM:
-		n := 3
-		for k, e := range v.Value {
-			n += len(k) + valueSize(e) + 1
-		}
-		return n
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range v.Value {
-			n += valueSize(e) + 1
-		}
-		return n
-	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, e := range v.Value {
-			n += len(e)
-		}
-		return n
-	}
-	return 0
 }
