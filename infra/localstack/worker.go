@@ -110,9 +110,6 @@ func (w *worker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 // runs (its outcome: Runtime.ExitError).
 func (w *worker) Kill() error { return w.runtime().Kill() }
 
-// Output is what the current runtime wrote so far.
-func (w *worker) Output() string { return w.runtime().Output() }
-
 func (w *worker) close() {
 	if p := w.runtime(); p != nil {
 		_ = p.Close()
