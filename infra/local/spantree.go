@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/commonly/runtime/infra/console"
@@ -53,9 +52,6 @@ func writeTree(out io.Writer, spans []console.Span) {
 			p = ""
 		}
 		children[p] = append(children[p], s)
-	}
-	for _, cs := range children {
-		slices.SortFunc(cs, func(a, b console.Span) int { return a.Start.Compare(b.Start) })
 	}
 	var walk func(parent string, depth int)
 	walk = func(parent string, depth int) {
