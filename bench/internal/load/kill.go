@@ -19,6 +19,7 @@ import (
 
 	"github.com/commonly/runtime/infra/localstack"
 	"github.com/commonly/runtime/shared/dispatch"
+	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/turns"
 )
 
@@ -379,24 +380,12 @@ func directiveOf(req *http.Request) directive {
 		return directive{}
 	}
 	defer body.Close()
-	var chat struct {
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
+	var chat llmtest.ChatRequest
 	if json.NewDecoder(body).Decode(&chat) != nil {
 		return directive{}
 	}
-	for _, m := range chat.Messages {
-		var text string
-		if m.Role == "user" && json.Unmarshal(m.Content, &text) == nil {
-			if d, ok := parseDirective(text); ok {
-				return d
-			}
-		}
-	}
-	return directive{}
+	d, _, _ := conversation(chat)
+	return d
 }
 
 // killBody is an answer's body read by a live invocation: cut at cutAt
