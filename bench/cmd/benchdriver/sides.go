@@ -1,19 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"syscall"
 	"time"
 
+	"github.com/commonly/runtime/bench/internal/childproc"
 	"github.com/commonly/runtime/bench/internal/script"
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/infra/localstack"
@@ -40,40 +38,20 @@ func (r sideRun) String() string {
 }
 
 // turnProc is a running turn process (bench/cmd/turnproc).
-type turnProc struct {
-	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-	ready  struct{ API, Stats string }
-}
+type turnProc struct{ *childproc.Proc }
 
 // startTurnproc starts o.turnproc with args and waits until it serves.
 func startTurnproc(ctx context.Context, o options, args []string) (*turnProc, error) {
-	p := &turnProc{cmd: exec.CommandContext(ctx, o.turnproc, args...), stderr: &bytes.Buffer{}}
-	p.cmd.Stderr = p.stderr
-	out, err := p.cmd.StdoutPipe()
+	p, err := childproc.Start(ctx, o.turnproc, args...)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(out).ReadBytes('\n')
-	if err != nil || json.Unmarshal(line, &p.ready) != nil {
-		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
-		return nil, fmt.Errorf("turn process did not start: %v\n%s", err, p.stderr.String())
-	}
-	return p, nil
-}
-
-func (p *turnProc) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	_ = p.cmd.Wait()
+	return &turnProc{p}, nil
 }
 
 // fail adds the end of the process's log to err.
 func (p *turnProc) fail(err error) (sideRun, error) {
-	return sideRun{}, fmt.Errorf("%w\nturn process log:\n%s", err, tail(p.stderr.String(), 2000))
+	return sideRun{}, fmt.Errorf("%w\nturn process log:\n%s", err, tail(p.Stderr.String(), 2000))
 }
 
 // measure runs o.warmup then o.turns turns, and reads the process's usage
@@ -84,7 +62,8 @@ func (p *turnProc) measure(ctx context.Context, o options, model *script.Server,
 			return p.fail(err)
 		}
 	}
-	s0, err := stats(ctx, p.ready.Stats)
+	var s0, s1 turnstack.Stats
+	err := p.Stats(ctx, &s0)
 	if err != nil {
 		return p.fail(err)
 	}
@@ -97,7 +76,7 @@ func (p *turnProc) measure(ctx context.Context, o options, model *script.Server,
 		}
 		wall += w
 	}
-	s1, err := stats(ctx, p.ready.Stats)
+	err = p.Stats(ctx, &s1)
 	if err != nil {
 		return p.fail(err)
 	}
@@ -137,9 +116,9 @@ func startSide(ctx context.Context, o options, llmURL string, args ...string) (*
 		st.Close()
 		return nil, err
 	}
-	client, err := turnstack.NewClient(p.ready.API)
+	client, err := turnstack.NewClient(p.Ready["api"])
 	if err != nil {
-		p.stop()
+		p.Stop()
 		st.Close()
 		return nil, err
 	}
@@ -148,7 +127,7 @@ func startSide(ctx context.Context, o options, llmURL string, args ...string) (*
 
 func (s *side) close() {
 	s.client.HTTP.CloseIdleConnections()
-	s.p.stop()
+	s.p.Stop()
 	s.st.Close()
 }
 
@@ -202,20 +181,6 @@ func runFloor(ctx context.Context, o options, model *script.Server, llmURL strin
 	r.ddb = nil // the floor's calls bypass the SDK and its counter
 	r.floorDDB = ddbCalls
 	return r, err
-}
-
-func stats(ctx context.Context, base string) (turnstack.Stats, error) {
-	var s turnstack.Stats
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/stats", nil)
-	if err != nil {
-		return s, err
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return s, err
-	}
-	defer res.Body.Close()
-	return s, json.NewDecoder(res.Body).Decode(&s)
 }
 
 // runPeer runs the peer's script in a node process of its own; it

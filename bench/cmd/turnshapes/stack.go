@@ -1,19 +1,16 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/commonly/runtime/bench/internal/childproc"
 	"github.com/commonly/runtime/bench/internal/shapes"
 	"github.com/commonly/runtime/bench/internal/turnstack"
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
@@ -40,8 +37,8 @@ type stack struct {
 	llm    *httptest.Server
 	e2b    *e2btest.Fake
 	search *searchtest.Server
-	turn   *proc
-	events *proc
+	turn   *childproc.Proc
+	events *childproc.Proc
 	o      options
 	api    apiClient
 	seq    int
@@ -74,22 +71,22 @@ func startStack(ctx context.Context, o options) (st *stack, err error) {
 	} {
 		args = append(args, "-env", k+"="+v)
 	}
-	if st.turn, err = startProc(ctx, o.turnproc, args...); err != nil {
+	if st.turn, err = childproc.Start(ctx, o.turnproc, args...); err != nil {
 		return st, fmt.Errorf("turn process: %w", err)
 	}
-	if st.events, err = startProc(ctx, o.eventsproc, "-dynamo", st.db.URL); err != nil {
+	if st.events, err = childproc.Start(ctx, o.eventsproc, "-dynamo", st.db.URL); err != nil {
 		return st, fmt.Errorf("events process: %w", err)
 	}
-	if st.api, err = newAPIClient(st.turn.ready["api"], st.events.ready["url"]); err != nil {
+	if st.api, err = newAPIClient(st.turn.Ready["api"], st.events.Ready["url"]); err != nil {
 		return st, err
 	}
 	return st, st.api.createInstall(ctx)
 }
 
 func (st *stack) close() {
-	for _, p := range []*proc{st.events, st.turn} {
+	for _, p := range []*childproc.Proc{st.events, st.turn} {
 		if p != nil {
-			p.stop()
+			p.Stop()
 		}
 	}
 	if st.search != nil {
@@ -104,52 +101,6 @@ func (st *stack) close() {
 	if st.db != nil {
 		_ = st.db.Close()
 	}
-}
-
-// proc is a process of the driver's, started with its ready line.
-type proc struct {
-	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-	ready  map[string]string
-}
-
-// startProc starts bin with args and reads its first line, a JSON object
-// of URLs.
-func startProc(ctx context.Context, bin string, args ...string) (*proc, error) {
-	p := &proc{cmd: exec.CommandContext(ctx, bin, args...), stderr: &bytes.Buffer{}}
-	p.cmd.Stderr = p.stderr
-	out, err := p.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := p.cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(out).ReadBytes('\n')
-	if err != nil || json.Unmarshal(line, &p.ready) != nil {
-		p.stop()
-		return nil, fmt.Errorf("%s did not start: %v\n%s", bin, err, p.stderr.String())
-	}
-	return p, nil
-}
-
-func (p *proc) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	_ = p.cmd.Wait()
-}
-
-// stats reads GET {stats}/stats into v.
-func (p *proc) stats(ctx context.Context, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.ready["stats"]+"/stats", nil)
-	if err != nil {
-		return err
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	return json.NewDecoder(res.Body).Decode(v)
 }
 
 // apiClient is the frontend: the turn API and the events URL, one

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/commonly/runtime/bench/internal/childproc"
 	"github.com/commonly/runtime/bench/internal/procstat"
 	"github.com/commonly/runtime/bench/internal/shapes"
 	"github.com/commonly/runtime/bench/internal/turnstack"
@@ -63,10 +64,10 @@ type eventsStats struct {
 func (st *stack) watchedTurn(ctx context.Context, s shapes.Shape) (turnSample, error) {
 	var t0, t1 turnstack.Stats
 	var e0, e1 eventsStats
-	if err := st.turn.stats(ctx, &t0); err != nil {
+	if err := st.turn.Stats(ctx, &t0); err != nil {
 		return turnSample{}, err
 	}
-	if err := st.events.stats(ctx, &e0); err != nil { // also drops earlier polls
+	if err := st.events.Stats(ctx, &e0); err != nil { // also drops earlier polls
 		return turnSample{}, err
 	}
 	calls0, model0 := st.pacer.ModelTime()
@@ -109,10 +110,10 @@ func (st *stack) watchedTurn(ctx context.Context, s shapes.Shape) (turnSample, e
 	if run.Status != runs.StatusSucceeded || len(run.Steps) != s.Calls() {
 		return turnSample{}, fmt.Errorf("the turn did not follow its shape: %s %s %q, %d steps", run.Status, run.ErrorKind, run.ErrorMessage, len(run.Steps))
 	}
-	if err := st.turn.stats(ctx, &t1); err != nil {
+	if err := st.turn.Stats(ctx, &t1); err != nil {
 		return turnSample{}, err
 	}
-	if err := st.events.stats(ctx, &e1); err != nil {
+	if err := st.events.Stats(ctx, &e1); err != nil {
 		return turnSample{}, err
 	}
 	calls1, model1 := st.pacer.ModelTime()
@@ -223,16 +224,16 @@ func (st *stack) eventsColdStarts(ctx context.Context, n int) ([]float64, error)
 	var out []float64
 	for range n {
 		start := time.Now()
-		p, err := startProc(ctx, st.o.eventsproc, "-dynamo", st.db.URL)
+		p, err := childproc.Start(ctx, st.o.eventsproc, "-dynamo", st.db.URL)
 		if err != nil {
 			return nil, err
 		}
 		c := st.api
-		c.events = p.ready["url"]
+		c.events = p.Ready["url"]
 		c.stream = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 		_, err = c.watch(ctx, runID)
 		elapsed := time.Since(start)
-		p.stop()
+		p.Stop()
 		if err != nil {
 			return nil, err
 		}
