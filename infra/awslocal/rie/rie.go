@@ -7,6 +7,7 @@ package rie
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -80,18 +81,34 @@ func (e *Emulator) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
-			defer resp.Body.Close()
-			body, err := io.ReadAll(resp.Body)
-			if err == nil && resp.StatusCode != http.StatusOK {
-				err = fmt.Errorf("invoke: %d %s", resp.StatusCode, body)
+			body, rerr := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if rerr == nil && resp.StatusCode != http.StatusOK {
+				rerr = fmt.Errorf("invoke: %d %s", resp.StatusCode, body)
 			}
-			return body, err
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+			// An invocation that arrives while the emulator still tears
+			// down the last one's environment (a timeout's SIGKILL) is
+			// refused before it reaches the function (Sandbox.Failure,
+			// ErrGateCanceled). Lambda would give it a fresh environment,
+			// so it is sent again rather than counted as the function's.
+			if !resetting(body) || time.Now().After(deadline) || ctx.Err() != nil {
+				return body, rerr
+			}
+		} else if time.Now().After(deadline) || ctx.Err() != nil {
 			return nil, fmt.Errorf("invoke: %w", err)
 		}
-		time.Sleep(20 * time.Millisecond) // the emulator is still starting
+		time.Sleep(20 * time.Millisecond) // the emulator is still starting, or resetting
 	}
+}
+
+// resetting reports whether an answer is the emulator's refusal of an
+// invocation during a reset, which the function never saw.
+func resetting(body []byte) bool {
+	var doc struct {
+		Type    string `json:"errorType"`
+		Message string `json:"errorMessage"`
+	}
+	return json.Unmarshal(body, &doc) == nil && doc.Type == "Sandbox.Failure" && strings.Contains(doc.Message, "ErrGateCanceled")
 }
 
 // KillFunction ends the function's process (the emulator's child) with
