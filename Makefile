@@ -176,8 +176,11 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzReadExecution -fuzztime=$(FUZZTIME) ./shared/sandbox/e2b
 	$(GO) test -run='^$$' -fuzz=FuzzDecodeBody -fuzztime=$(FUZZTIME) ./functions/turn/handler
 
+# bench-smoke: each benchmark once, only in the packages that have one (go
+# test runs benchmarks one package at a time, and linking the others' test
+# binaries again would cost a minute for nothing).
 bench-smoke:
-	$(GO) test -run='^$$' -bench=. -benchtime=1x ./...
+	$(GO) test -run='^$$' -bench=. -benchtime=1x $$(grep -rl --include='*_test.go' --exclude-dir=third_party --exclude-dir=node_modules '^func Benchmark' . | xargs -n1 dirname | sort -u)
 
 # load: many users' turns through the local stack's production wiring with
 # faults injected, then every invariant checked (docs/load.md). Sized by

@@ -17,6 +17,7 @@ import (
 	"github.com/commonly/runtime/functions/turn/app"
 	"github.com/commonly/runtime/infra/awslocal/apigatewaylocal"
 	"github.com/commonly/runtime/internal/dynamodblocal"
+	"github.com/commonly/runtime/internal/loopback"
 	"github.com/commonly/runtime/shared/sandbox/local"
 )
 
@@ -99,8 +100,11 @@ func (st *Stack) serveAPI() error {
 		}
 	}
 	var err error
-	st.api, st.APIURL, err = serve(addr, h)
-	return err
+	if st.api, err = loopback.Serve(addr, h); err != nil {
+		return err
+	}
+	st.APIURL = st.api.URL
+	return nil
 }
 
 // wireAlarm builds the alarm function and maps the runs table's stream

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -47,12 +46,8 @@ func NewPods() *Pods {
 	}
 }
 
-// Serve listens on a loopback port and returns the base URL.
-func (b *Pods) Serve() (string, *http.Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
+// Handler serves the backend's routes: the broker's and the pods'.
+func (b *Pods) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/users/{user}/connections/{connector}", b.service(b.connection))
 	mux.HandleFunc("POST /v1/users/{user}/tokens", b.service(b.token))
@@ -61,9 +56,7 @@ func (b *Pods) Serve() (string, *http.Server, error) {
 	mux.HandleFunc("GET /api/v1/pods/{pod}/agents/{agent}/memory", b.user(b.readMemory))
 	mux.HandleFunc("POST /api/v1/pods/{pod}/agents/{agent}/memory", b.user(b.appendMemory))
 	mux.HandleFunc("POST /api/v1/pods/{pod}/tasks", b.user(b.createTask))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), srv, nil
+	return mux
 }
 
 func (b *Pods) service(h http.HandlerFunc) http.HandlerFunc {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/commonly/runtime/infra/localstack"
+	"github.com/commonly/runtime/internal/loopback"
 	"github.com/commonly/runtime/shared/broker"
 	"github.com/commonly/runtime/shared/tools"
 	"github.com/commonly/runtime/shared/tools/pod"
@@ -12,11 +13,12 @@ import (
 
 func TestPodsSpeakThePodAndBrokerWires(t *testing.T) {
 	b := localstack.NewPods()
-	url, srv, err := b.Serve()
+	srv, err := loopback.Serve("127.0.0.1:0", b.Handler())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	url := srv.URL
 	brk, err := broker.New(broker.Config{BaseURL: url, Token: b.ServiceToken})
 	if err != nil {
 		t.Fatal(err)

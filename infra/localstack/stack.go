@@ -2,12 +2,9 @@ package localstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -28,6 +25,7 @@ import (
 	"github.com/commonly/runtime/infra/awslocal/lambdalocal"
 	"github.com/commonly/runtime/infra/awslocal/secretsmanagerlocal"
 	"github.com/commonly/runtime/internal/dynamodblocal"
+	"github.com/commonly/runtime/internal/loopback"
 	"github.com/commonly/runtime/shared/sandbox/local"
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/tracing"
@@ -77,9 +75,9 @@ type Stack struct {
 
 	cfg    Config
 	aws    aws.Config
-	api    *http.Server
-	model  *http.Server
-	pods   *http.Server
+	api    *loopback.Server
+	model  *loopback.Server
+	pods   *loopback.Server
 	worker invoker // Config.Worker's environment, or the turn's bootstrap (make invoke)
 	owned  *worker // Config.Worker's, closed at Close
 
@@ -140,18 +138,18 @@ func (st *Stack) startStandIns(ctx context.Context) error {
 	cfg := st.cfg
 	var err error
 	if cfg.Model != nil {
-		if st.model, st.ModelURL, err = serve("127.0.0.1:0", cfg.Model); err != nil {
+		if st.model, err = loopback.Serve("127.0.0.1:0", cfg.Model); err != nil {
 			return fmt.Errorf("model: %w", err)
 		}
+		st.ModelURL = st.model.URL
 		st.Env["LLM_BASE_URL"] = st.ModelURL
 	}
 	if cfg.Pods != nil && st.Env["COMMONLY_API_URL"] == "" && st.Env["BROKER_URL"] == "" {
-		url, srv, err := cfg.Pods.Serve()
-		if err != nil {
+		if st.pods, err = loopback.Serve("127.0.0.1:0", cfg.Pods.Handler()); err != nil {
 			return fmt.Errorf("local pod backend: %w", err)
 		}
-		st.Pods, st.pods = cfg.Pods, srv
-		st.Env["COMMONLY_API_URL"], st.Env["BROKER_URL"], st.Env["BROKER_TOKEN"] = url, url, cfg.Pods.ServiceToken
+		st.Pods = cfg.Pods
+		st.Env["COMMONLY_API_URL"], st.Env["BROKER_URL"], st.Env["BROKER_TOKEN"] = st.pods.URL, st.pods.URL, cfg.Pods.ServiceToken
 	}
 	if st.DynamoDBURL = cfg.DynamoDBURL; st.DynamoDBURL == "" {
 		dcfg := cfg.DynamoDB
@@ -284,9 +282,9 @@ func (st *Stack) Close() {
 	if st.Lambda != nil {
 		_ = st.Lambda.Close()
 	}
-	for _, s := range []*http.Server{st.api, st.model, st.pods} {
+	for _, s := range []*loopback.Server{st.api, st.model, st.pods} {
 		if s != nil {
-			shutdown(s)
+			_ = s.Close()
 		}
 	}
 	st.mu.Lock()
@@ -306,25 +304,5 @@ func (st *Stack) Close() {
 	}
 	if st.Secrets != nil {
 		_ = st.Secrets.Close()
-	}
-}
-
-// serve serves h on addr until shutdown.
-func serve(addr string, h http.Handler) (*http.Server, string, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, "", fmt.Errorf("listen %s: %w", addr, err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return srv, "http://" + ln.Addr().String(), nil
-}
-
-// shutdown stops srv, letting requests in flight finish for a moment.
-func shutdown(srv *http.Server) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
-		_ = srv.Close()
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/truora/minidyn/server"
 
 	"github.com/commonly/runtime/internal/awscalls"
+	"github.com/commonly/runtime/internal/loopback"
 	"github.com/commonly/runtime/shared/store"
 )
 
@@ -80,8 +80,7 @@ type Server struct {
 	accessKeyID string         // of its clients (the reference keeps a database per key)
 	ddb         *server.Server // the embedded engine; nil in front of the reference
 	ref         *reference     // the reference's front; nil when embedded
-	srv         *http.Server
-	done        chan error
+	srv         *loopback.Server
 
 	mu       sync.Mutex
 	streams  map[string]*stream // by stream ARN (embedded)
@@ -148,14 +147,11 @@ func (cfg Config) withDefaults() (Config, error) {
 // serve listens on cfg.Addr and serves h (its requests recorded in
 // cfg.Calls), and starts the TTL sweep.
 func (s *Server) serve(h http.Handler) error {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+	srv, err := loopback.Serve(s.cfg.Addr, awscalls.Handler("dynamodb", s.cfg.Calls, h))
 	if err != nil {
-		return fmt.Errorf("embedded dynamodb: listen %s: %w", s.cfg.Addr, err)
+		return fmt.Errorf("embedded dynamodb: %w", err)
 	}
-	s.URL = "http://" + ln.Addr().String()
-	s.done = make(chan error, 1)
-	s.srv = &http.Server{Handler: awscalls.Handler("dynamodb", s.cfg.Calls, h), ReadHeaderTimeout: 5 * time.Second}
-	go func() { s.done <- s.srv.Serve(ln) }()
+	s.srv, s.URL = srv, srv.URL
 	if s.cfg.TTLSweepInterval > 0 {
 		ctx, cancel := context.WithCancel(context.Background())
 		finished := make(chan struct{})
@@ -207,17 +203,7 @@ func (s *Server) close() error {
 	for _, f := range finished {
 		<-f
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	err := s.srv.Shutdown(ctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		// A client's connection dialled but never used counts as active
-		// for 5 s; nothing is lost closing it.
-		err = s.srv.Close()
-	}
-	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-		return serr
-	}
+	err := s.srv.Close()
 	if s.ref != nil {
 		err = errors.Join(err, s.ref.dropTables())
 	}

@@ -19,7 +19,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
-	"github.com/commonly/runtime/infra/awslocal/internal/loopback"
+	"github.com/commonly/runtime/internal/loopback"
 )
 
 // KeyID is the kid of the pool's signing key.

@@ -24,8 +24,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/commonly/runtime/infra/awslocal/internal/loopback"
 	"github.com/commonly/runtime/internal/awscalls"
+	"github.com/commonly/runtime/internal/loopback"
 )
 
 // EndpointVar is the SDK's standard variable for Lambda's endpoint.

@@ -31,7 +31,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/commonly/runtime/infra/awslocal/internal/loopback"
+	"github.com/commonly/runtime/internal/loopback"
 )
 
 // EndpointVar is the variable a runtime reads the API's host:port from.
