@@ -179,6 +179,13 @@ func (r *rig) get(t *testing.T, ctx context.Context, token, id string, after int
 // against the document.
 func (r *rig) read(t *testing.T, token, id string, after int64, n int) ([]event, *http.Response, int) {
 	t.Helper()
+	return r.readBeating(t, token, id, after, n, nil)
+}
+
+// readBeating is read, closing beat (when not nil) at the stream's first
+// heartbeat.
+func (r *rig) readBeating(t *testing.T, token, id string, after int64, n int, beat chan struct{}) ([]event, *http.Response, int) {
+	t.Helper()
 	resp := r.get(t, context.Background(), token, id, after)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -205,7 +212,9 @@ func (r *rig) read(t *testing.T, token, id string, after int64, n int) ([]event,
 			cur = event{}
 		case line == ": open":
 		case strings.HasPrefix(line, ":"):
-			beats++
+			if beats++; beats == 1 && beat != nil {
+				close(beat)
+			}
 		case strings.HasPrefix(line, "id: "):
 			cur.id, _ = strconv.ParseInt(line[4:], 10, 64)
 		case strings.HasPrefix(line, "event: "):
@@ -284,6 +293,7 @@ func TestReadersOfARunThatFinishes(t *testing.T) {
 		beats int
 	}
 	res := make([]result, 2)
+	beating := []chan struct{}{make(chan struct{}), make(chan struct{})}
 	var wg sync.WaitGroup
 	for i := range 2 {
 		wg.Add(1)
@@ -291,11 +301,19 @@ func TestReadersOfARunThatFinishes(t *testing.T) {
 			defer wg.Done()
 			// Cut after two events, then resume from the second.
 			first, _, _ := r.read(t, "user-1", "run-2", 0, 2)
-			rest, _, beats := r.read(t, "user-1", "run-2", first[1].id, 0)
+			rest, _, beats := r.readBeating(t, "user-1", "run-2", first[1].id, 0, beating[i])
 			res[i] = result{append(first, rest...), beats}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	// The run finishes once both resumed streams have been kept open by a
+	// heartbeat.
+	for _, b := range beating {
+		select {
+		case <-b:
+		case <-time.After(30 * time.Second):
+			t.Fatal("a resumed stream had no heartbeat")
+		}
+	}
 	r.finish(t, run, log)
 	wg.Wait()
 	for i, got := range res {
