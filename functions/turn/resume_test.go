@@ -35,7 +35,6 @@ import (
 	"github.com/commonly/runtime/shared/store"
 	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/tools/pod/podtest"
-	"github.com/commonly/runtime/shared/turns"
 	"github.com/commonly/runtime/shared/utcday"
 )
 
@@ -62,36 +61,49 @@ func TestTurnSurvivesItsWorkerKilledAtEveryPoint(t *testing.T) {
 		// inFlight is what the lost attempt was doing ("" any: the kill
 		// races the worker's next write).
 		inFlight string
-		// settle is how long the first attempt goes on at the kill point
-		// before it is killed: past the events flush, its model answer is
-		// durable, and only the code run is lost.
-		settle time.Duration
+		// recorded is how many journal entries the first attempt has
+		// written when it is killed: past the events flush that carries
+		// it, its model answer is durable and only the code run is lost.
+		recorded int
+		// unrecorded, when set, is the model call (1, 2) from whose request
+		// on the journal's writes are held: its answer is never recorded.
+		unrecorded int
 	}{
-		{"model call 1 in flight", func(r *resumeRig) <-chan struct{} { return r.llm.holdBefore(0) }, runs.InFlightModel, 0},
-		{"model call 1 mid-stream", func(r *resumeRig) <-chan struct{} { return r.llm.holdMidStream(0) }, runs.InFlightModel, 0},
-		{"after model call 1", func(r *resumeRig) <-chan struct{} { return r.llm.after(0) }, "", 0},
-		{"the sandbox made, not yet recorded", func(r *resumeRig) <-chan struct{} { return r.holdCreate() }, "", 0},
-		{"during the code run, its answer unrecorded", func(r *resumeRig) <-chan struct{} { return r.holdCodeRun() }, runs.InFlightModel, 0},
-		{"during the code run", func(r *resumeRig) <-chan struct{} { return r.holdCodeRun() }, runs.InFlightTool, 3 * turns.EventFlushDelay},
-		{"model call 2 in flight", func(r *resumeRig) <-chan struct{} { return r.llm.holdBefore(1) }, runs.InFlightModel, 0},
-		{"model call 2 mid-stream", func(r *resumeRig) <-chan struct{} { return r.llm.holdMidStream(1) }, runs.InFlightModel, 0},
+		{name: "model call 1 in flight", arm: func(r *resumeRig) <-chan struct{} { return r.llm.holdBefore(0) }, inFlight: runs.InFlightModel},
+		{name: "model call 1 mid-stream", arm: func(r *resumeRig) <-chan struct{} { return r.llm.holdMidStream(0) }, inFlight: runs.InFlightModel},
+		{name: "after model call 1", arm: func(r *resumeRig) <-chan struct{} { return r.llm.after(0) }},
+		{name: "the sandbox made, not yet recorded", arm: func(r *resumeRig) <-chan struct{} { return r.holdCreate() }},
+		{name: "during the code run, its answer unrecorded", arm: func(r *resumeRig) <-chan struct{} { return r.holdCodeRun() }, inFlight: runs.InFlightModel, unrecorded: 1},
+		// The journal: the answer with its call.
+		{name: "during the code run", arm: func(r *resumeRig) <-chan struct{} { return r.holdCodeRun() }, inFlight: runs.InFlightTool, recorded: 1},
+		{name: "model call 2 in flight", arm: func(r *resumeRig) <-chan struct{} { return r.llm.holdBefore(1) }, inFlight: runs.InFlightModel},
+		{name: "model call 2 mid-stream", arm: func(r *resumeRig) <-chan struct{} { return r.llm.holdMidStream(1) }, inFlight: runs.InFlightModel},
 		// The answer rides on the events flush or the final write: a post
 		// longer than the flush has it durable, and a takeover posts it
 		// again under its key; a worker killed before either asks again.
-		{"during the pod post, its answer unrecorded", func(r *resumeRig) <-chan struct{} { return r.holdPost() }, runs.InFlightModel, 0},
-		{"during the pod post", func(r *resumeRig) <-chan struct{} { return r.holdPost() }, runs.InFlightPost, 3 * turns.EventFlushDelay},
-		{"after the answer, before the final write", func(r *resumeRig) <-chan struct{} { return r.db.holdFinal() }, runs.InFlightModel, 0},
+		{name: "during the pod post, its answer unrecorded", arm: func(r *resumeRig) <-chan struct{} { return r.holdPost() }, inFlight: runs.InFlightModel, unrecorded: 2},
+		// The journal: the first answer, the code's result, the final answer.
+		{name: "during the pod post", arm: func(r *resumeRig) <-chan struct{} { return r.holdPost() }, inFlight: runs.InFlightPost, recorded: 3},
+		{name: "after the answer, before the final write", arm: func(r *resumeRig) <-chan struct{} { return r.db.holdFinal() }, inFlight: runs.InFlightModel},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := newResumeRig(t, bootstrap)
 			dispatch := r.submit(t)
+			if c.unrecorded > 0 {
+				r.llm.on(c.unrecorded-1, func(w http.ResponseWriter, _ *http.Request, serve func(http.ResponseWriter)) {
+					r.db.holdJournal()
+					serve(w)
+				})
+			}
 			reached := c.arm(r)
 			first := r.attempt(t)
 			call := first.env.Invoke(runtimeapi.Invocation{Payload: dispatch})
 			select {
 			case <-reached:
-				time.Sleep(c.settle)
+				if c.recorded > 0 {
+					r.awaitJournal(t, c.recorded)
+				}
 			case <-call.Done():
 				t.Fatalf("the first attempt ended before the kill point:\n%s", first.proc.Output())
 			case <-time.After(20 * time.Second):
@@ -602,11 +614,12 @@ func (c *cutAfterFlushes) Flush() {
 // ddbProxy stands in front of the embedded DynamoDB: it can stop the
 // run's final write before it reaches the table.
 type ddbProxy struct {
-	URL   string
-	table string
-	rig   *resumeRig
-	mu    sync.Mutex
-	final *holdFor
+	URL     string
+	table   string
+	rig     *resumeRig
+	mu      sync.Mutex
+	final   *holdFor
+	journal *holdFor
 }
 
 func newDDBProxy(t *testing.T, target, table string, r *resumeRig) *ddbProxy {
@@ -622,7 +635,18 @@ func newDDBProxy(t *testing.T, target, table string, r *resumeRig) *ddbProxy {
 		if isFinal {
 			p.final = nil
 		}
+		journal := p.journal
 		p.mu.Unlock()
+		// The rig has one run: any journal item is its.
+		if journal != nil && strings.Contains(string(body), tablekeys.JournalPartition("")) {
+			select {
+			case <-journal.release: // the attempt it held is dead: the next one's writes go through
+			default:
+				<-journal.release
+				http.Error(w, "gone", http.StatusServiceUnavailable)
+				return
+			}
+		}
 		if isFinal {
 			close(hold.reached)
 			<-hold.release
@@ -637,6 +661,30 @@ func newDDBProxy(t *testing.T, target, table string, r *resumeRig) *ddbProxy {
 }
 
 func body2(b []byte) string { return strings.ReplaceAll(string(b), " ", "") }
+
+// holdJournal stops every write of the run's journal before the table
+// sees it, until the holds are released: the attempt's answers are never
+// recorded.
+func (p *ddbProxy) holdJournal() {
+	h := p.rig.newHold()
+	p.mu.Lock()
+	p.journal = h
+	p.mu.Unlock()
+}
+
+// awaitJournal waits until the run's journal holds n entries.
+func (r *resumeRig) awaitJournal(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		entries, err := r.st.ReadJournal(context.Background(), r.runID)
+		if err == nil && len(entries) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the journal has %d entries (%v), want %d", len(entries), err, n)
+		}
+	}
+}
 
 // holdFinal stops the run's final write (its succeeded run) before the
 // table sees it.

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,7 +14,7 @@ import (
 	"github.com/commonly/runtime/shared/llm/llmtest"
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
-	"github.com/commonly/runtime/shared/turns"
+	"github.com/commonly/runtime/shared/store"
 )
 
 // A stop asked from another device reaches the worker wherever the turn
@@ -195,7 +196,18 @@ func TestCancelOnceTheAnswerIsRecordedIsTooLate(t *testing.T) {
 	}
 	runID := s.onlyRunID(t)
 	// The flush that records the answer falls during the post.
-	time.Sleep(4 * turns.EventFlushDelay)
+	st, err := store.New(store.Config{DB: s.db, Tables: s.cfg.Tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if j, err := st.ReadJournal(context.Background(), runID); err == nil && len(j) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the answer was never recorded")
+		}
+	}
 	r := s.call(t, apiEvent("POST", "/v1/runs/"+runID+"/cancel", "user-1", false, "", nil))
 	close(release)
 	var body map[string]string
