@@ -88,6 +88,71 @@ func TestKilledWorkerIsRetried(t *testing.T) {
 	}
 }
 
+// A worker nearing its function's timeout (7 s here: the turn stops 5 s
+// before it) with its model call in flight leaves the run and hands it to
+// a new invocation itself: the first invocation succeeds (nothing for
+// Lambda to retry; the stand-in's retry delay is a minute) and the next
+// attempt, invoked by the worker, takes the run over and finishes it well
+// within that minute.
+func TestWorkerNearItsTimeoutHandsTheTurnOver(t *testing.T) {
+	bootstrap := os.Getenv("TURN_BOOTSTRAP")
+	if bootstrap == "" {
+		t.Skip("TURN_BOOTSTRAP is set by `make test`")
+	}
+	const key = "sk-handoff-test"
+	model := llmtest.NewServer(key, llmtest.Hang(), llmtest.Text("answered by the next invocation"))
+	model.HangLimit = time.Minute
+	secret := []byte("handoff-test")
+	st := localstack.StartTest(t, localstack.Config{
+		Env: map[string]string{"LLM_BASE_URL": "", "LLM_API_KEY": key, "LLM_MODEL": "deepseek-v4-flash", "SANDBOX": "local",
+			"AWS_LAMBDA_FUNCTION_TIMEOUT": "7"},
+		Functions: []localstack.Function{localstack.Turn}, Model: model, JWTSecret: secret,
+		Worker: bootstrap, WorkerLogs: testWriter{t}, RetryDelay: time.Minute,
+	})
+	ctx := context.Background()
+	admin, _ := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, time.Now())
+	user, _ := apigatewaylocal.MintToken(secret, "u1", nil, time.Hour, time.Now())
+	if status, body, err := call(ctx, http.MethodPut, st.APIURL+"/v1/installs/i1", admin, nil, `{"userId":"u1","podId":"p1","agentName":"a"}`); err != nil || status != http.StatusCreated {
+		t.Fatalf("install: %d %s %v", status, body, err)
+	}
+	status, body, err := call(ctx, http.MethodPost, st.APIURL+"/v1/installs/i1/turns", user, nil, `{"message":"hello"}`)
+	var run runs.Run
+	if err != nil || status != http.StatusAccepted || json.Unmarshal(body, &run) != nil {
+		t.Fatalf("turn: %d %s %v", status, body, err)
+	}
+	sts, err := store.New(store.Config{DB: st.Dynamo(), Tables: st.Tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *runs.Run
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if got, err = sts.GetRun(ctx, run.RunID); err == nil && got.Status.Final() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run after 30 s: %+v %v (invocations %+v)", got, err, st.Invocations())
+		}
+	}
+	if got.Status != runs.StatusSucceeded || got.Attempts != 2 || len(got.LostAttempts) != 1 || got.LostAttempts[0].InFlight != runs.InFlightModel {
+		t.Fatalf("the run: %s, %d attempts, lost %+v", got.Status, got.Attempts, got.LostAttempts)
+	}
+	st.Lambda.Wait()
+	invs := st.Invocations()
+	if len(invs) != 2 {
+		t.Fatalf("%d invocations, want 2 (the first, then the one it handed the turn to)", len(invs))
+	}
+	for i, inv := range invs {
+		var ev struct {
+			Dispatch struct {
+				RunID string `json:"runId"`
+			} `json:"dispatch"`
+		}
+		if inv.Err != nil || json.Unmarshal(inv.Payload, &ev) != nil || ev.Dispatch.RunID != run.RunID {
+			t.Errorf("invocation %d: %s, %v; want a successful dispatch of %s", i+1, inv.Payload, inv.Err, run.RunID)
+		}
+	}
+}
+
 // A crash and a timeout alike: the function's asynchronous invocation
 // fails, and the Lambda stand-in tries it twice more, each in a fresh
 // runtime, after its delay; so in the worker's environment (the Runtime

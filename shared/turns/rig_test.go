@@ -78,6 +78,8 @@ type rigOpts struct {
 	spendCap, turnBound, minReservation money.Micros
 	// events writes a run's events between its own writes.
 	events bool
+	// handoff is the worker's Handoff.
+	handoff turns.Dispatcher
 }
 
 type rig struct {
@@ -119,7 +121,7 @@ func newRig(t *testing.T, o rigOpts) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wc := turns.WorkerConfig{Store: ts, Engines: engines, Installs: installs, Metrics: emitter, Now: r.clock.Now, Log: log}
+	wc := turns.WorkerConfig{Store: ts, Engines: engines, Installs: installs, Metrics: emitter, Now: r.clock.Now, Log: log, Handoff: o.handoff}
 	if o.events {
 		wc.Events = r.st
 	}

@@ -75,6 +75,13 @@ type WorkerConfig struct {
 	// Events writes a run's events between its own writes (events.go);
 	// nil lets them ride only on the checkpoints and the final write.
 	Events EventWriter
+	// Handoff dispatches a run whose turn stopped because its invocation
+	// was ending (ErrAttemptEnding) to a new invocation at once, once its
+	// lease is released: the turn goes on in well under a second rather
+	// than at Lambda's retry of the failed dispatch (a minute) or the
+	// reaper's next sweep. Nil leaves it to those (an inline dispatch
+	// has no invocation of its own to hand over to).
+	Handoff Dispatcher
 }
 
 // Worker claims dispatched runs and drives them to a final status.
@@ -239,7 +246,7 @@ func (w *Worker) run(ctx context.Context, run *runs.Run, resumed *Resumption) (f
 		}
 		cancelled := errors.Is(context.Cause(ctx), ErrCancelled)
 		if outcome.Leave && !run.Status.Final() && !cancelled {
-			final, err = run, w.leave(ctx, run, ev, log)
+			final, err = run, w.leave(ctx, run, ev, errors.Is(context.Cause(ctx), ErrAttemptEnding), log)
 			return
 		}
 		if cancelled && (run.Status != runs.StatusSucceeded || (!run.PostedToPod && run.FinalMessage != "")) {
@@ -292,16 +299,31 @@ const leaveMargin = 5 * time.Second
 
 // leave writes a run the engine stopped without ending (its progress, the
 // journal's waiting entries) and releases its lease, so that the next
-// dispatch (Lambda's retry of this failed one, or the reaper's) takes it
-// over at once. It returns the error that fails the dispatch.
-func (w *Worker) leave(ctx context.Context, run *runs.Run, ev *runWriter, log *slog.Logger) error {
+// dispatch takes it over at once. A turn whose invocation was ending
+// (ending) is handed to a new invocation (WorkerConfig.Handoff) and the
+// dispatch succeeds; otherwise, or when the handoff fails, it returns the
+// error that fails the dispatch, for Lambda's retry or the reaper's. A
+// leave for another reason (a record that could not be written) is not
+// handed off: a retry a minute later is what a faltering table needs.
+func (w *Worker) leave(ctx context.Context, run *runs.Run, ev *runWriter, ending bool, log *slog.Logger) error {
 	wctx, cancel := finalContext(ctx)
 	defer cancel()
-	if err := ev.release(wctx, run); err != nil {
-		log.WarnContext(ctx, "the left run's progress could not be written; its lease lapses on its own", "err", err)
+	released := ev.release(wctx, run)
+	if released != nil {
+		log.WarnContext(ctx, "the left run's progress could not be written; its lease lapses on its own", "err", released)
 	}
 	log.InfoContext(ctx, "run left for another attempt", "steps", len(run.Steps), "costMicros", int64(run.CostMicros))
 	w.cfg.Metrics.Emit(map[string]string{"Engine": run.Engine}, metrics.Metric{Name: MetricTurnsLeft, Unit: metrics.Count, Value: 1})
+	if ending && released == nil && w.cfg.Handoff != nil {
+		// A lease still held (the release failed) would only fail the
+		// new invocation's claim.
+		_, err := w.cfg.Handoff.Dispatch(wctx, run)
+		if err == nil {
+			log.InfoContext(ctx, "run handed to a new invocation")
+			return nil
+		}
+		log.WarnContext(ctx, "the run could not be handed to a new invocation; the failed dispatch is retried", "err", err)
+	}
 	return fmt.Errorf("run %s: %w", run.RunID, ErrLeftForResume)
 }
 

@@ -100,16 +100,22 @@ func Build(ctx context.Context, cfg Config, d Deps, opts ...Option) (*Built, err
 	if err != nil {
 		return nil, err
 	}
-	worker, err := turns.NewWorker(turns.WorkerConfig{Store: st, Engines: engines, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log, Events: st})
-	if err != nil {
-		return nil, err
-	}
-	var dispatcher turns.Dispatcher = turns.InlineDispatcher{Worker: worker}
+	// Dispatched through Lambda, a turn runs in an invocation of its own,
+	// and one whose invocation is ending is handed to the next at once.
+	var lambdaDispatch turns.Dispatcher
 	if cfg.Dispatch == DispatchLambda {
 		if d.Lambda == nil {
 			return nil, fmt.Errorf("build: TURN_DISPATCH=lambda needs a Lambda client")
 		}
-		dispatcher = dispatch.Lambda{Client: d.Lambda, FunctionName: cfg.FunctionName}
+		lambdaDispatch = dispatch.Lambda{Client: d.Lambda, FunctionName: cfg.FunctionName}
+	}
+	worker, err := turns.NewWorker(turns.WorkerConfig{Store: st, Engines: engines, Installs: installs, Metrics: d.Metrics, Now: d.Now, Log: d.Log, Events: st, Handoff: lambdaDispatch})
+	if err != nil {
+		return nil, err
+	}
+	dispatcher := lambdaDispatch
+	if dispatcher == nil {
+		dispatcher = turns.InlineDispatcher{Worker: worker}
 	}
 	minReservation, err := prices.MinUsefulCall(cfg.defaultModel())
 	if err != nil {
