@@ -7,7 +7,7 @@ GOBIN := $(shell $(GO) env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 # Go's build cache keys the module's own packages by their directory unless
 # -trimpath: without it, every fresh clone compiles, vets and lints them all
-# again (about a minute and a half of make test). Lint and test output
+# again (about a minute of make test). Lint and test output
 # names files by module path.
 export GOFLAGS := -trimpath $(GOFLAGS)
 
