@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"os"
 	"testing"
@@ -36,26 +37,8 @@ func TestKilledWorkerIsRetried(t *testing.T) {
 	if bootstrap == "" {
 		t.Skip("TURN_BOOTSTRAP is set by `make test`")
 	}
-	const key = "sk-worker-test"
-	model := llmtest.NewServer(key, llmtest.Hang(), llmtest.Text("answered after the retry"))
-	model.HangLimit = time.Minute
-	secret := []byte("worker-test")
-	st := localstack.StartTest(t, localstack.Config{
-		Env:       map[string]string{"LLM_BASE_URL": "", "LLM_API_KEY": key, "LLM_MODEL": "deepseek-v4-flash", "SANDBOX": "local"},
-		Functions: []localstack.Function{localstack.Turn}, Model: model, JWTSecret: secret,
-		Worker: bootstrap, WorkerLogs: testWriter{t}, RetryDelay: 50 * time.Millisecond,
-	})
+	st, model, run := startWorkerTurn(t, bootstrap, nil, 50*time.Millisecond)
 	ctx := context.Background()
-	admin, _ := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, time.Now())
-	user, _ := apigatewaylocal.MintToken(secret, "u1", nil, time.Hour, time.Now())
-	if status, body, err := call(ctx, http.MethodPut, st.APIURL+"/v1/installs/i1", admin, nil, `{"userId":"u1","podId":"p1","agentName":"a"}`); err != nil || status != http.StatusCreated {
-		t.Fatalf("install: %d %s %v", status, body, err)
-	}
-	status, body, err := call(ctx, http.MethodPost, st.APIURL+"/v1/installs/i1/turns", user, nil, `{"message":"hello"}`)
-	var run runs.Run
-	if err != nil || status != http.StatusAccepted || json.Unmarshal(body, &run) != nil {
-		t.Fatalf("turn: %d %s %v", status, body, err)
-	}
 	// The worker is inside its first model call, which hangs.
 	for deadline := time.Now().Add(30 * time.Second); model.Count() == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -99,27 +82,8 @@ func TestWorkerNearItsTimeoutHandsTheTurnOver(t *testing.T) {
 	if bootstrap == "" {
 		t.Skip("TURN_BOOTSTRAP is set by `make test`")
 	}
-	const key = "sk-handoff-test"
-	model := llmtest.NewServer(key, llmtest.Hang(), llmtest.Text("answered by the next invocation"))
-	model.HangLimit = time.Minute
-	secret := []byte("handoff-test")
-	st := localstack.StartTest(t, localstack.Config{
-		Env: map[string]string{"LLM_BASE_URL": "", "LLM_API_KEY": key, "LLM_MODEL": "deepseek-v4-flash", "SANDBOX": "local",
-			"AWS_LAMBDA_FUNCTION_TIMEOUT": "7"},
-		Functions: []localstack.Function{localstack.Turn}, Model: model, JWTSecret: secret,
-		Worker: bootstrap, WorkerLogs: testWriter{t}, RetryDelay: time.Minute,
-	})
+	st, _, run := startWorkerTurn(t, bootstrap, map[string]string{"AWS_LAMBDA_FUNCTION_TIMEOUT": "7"}, time.Minute)
 	ctx := context.Background()
-	admin, _ := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, time.Now())
-	user, _ := apigatewaylocal.MintToken(secret, "u1", nil, time.Hour, time.Now())
-	if status, body, err := call(ctx, http.MethodPut, st.APIURL+"/v1/installs/i1", admin, nil, `{"userId":"u1","podId":"p1","agentName":"a"}`); err != nil || status != http.StatusCreated {
-		t.Fatalf("install: %d %s %v", status, body, err)
-	}
-	status, body, err := call(ctx, http.MethodPost, st.APIURL+"/v1/installs/i1/turns", user, nil, `{"message":"hello"}`)
-	var run runs.Run
-	if err != nil || status != http.StatusAccepted || json.Unmarshal(body, &run) != nil {
-		t.Fatalf("turn: %d %s %v", status, body, err)
-	}
 	sts, err := store.New(store.Config{DB: st.Dynamo(), Tables: st.Tables})
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +115,36 @@ func TestWorkerNearItsTimeoutHandsTheTurnOver(t *testing.T) {
 			t.Errorf("invocation %d: %s, %v; want a successful dispatch of %s", i+1, inv.Payload, inv.Err, run.RunID)
 		}
 	}
+}
+
+// startWorkerTurn starts a stack whose turns run in a worker process
+// (bootstrap, env over the model's settings) with the Lambda stand-in's
+// retryDelay, and a model whose first call hangs and whose next answers;
+// it submits one turn and returns the run as admitted.
+func startWorkerTurn(t *testing.T, bootstrap string, env map[string]string, retryDelay time.Duration) (*localstack.Stack, *llmtest.Server, runs.Run) {
+	t.Helper()
+	const key = "sk-worker-test"
+	model := llmtest.NewServer(key, llmtest.Hang(), llmtest.Text("answered by the next attempt"))
+	model.HangLimit = time.Minute
+	secret := []byte("worker-test")
+	vars := map[string]string{"LLM_BASE_URL": "", "LLM_API_KEY": key, "LLM_MODEL": "deepseek-v4-flash", "SANDBOX": "local"}
+	maps.Copy(vars, env)
+	st := localstack.StartTest(t, localstack.Config{
+		Env: vars, Functions: []localstack.Function{localstack.Turn}, Model: model, JWTSecret: secret,
+		Worker: bootstrap, WorkerLogs: testWriter{t}, RetryDelay: retryDelay,
+	})
+	ctx := context.Background()
+	admin, _ := apigatewaylocal.MintServiceToken(secret, apigatewaylocal.ServiceSubject, time.Now())
+	user, _ := apigatewaylocal.MintToken(secret, "u1", nil, time.Hour, time.Now())
+	if status, body, err := call(ctx, http.MethodPut, st.APIURL+"/v1/installs/i1", admin, nil, `{"userId":"u1","podId":"p1","agentName":"a"}`); err != nil || status != http.StatusCreated {
+		t.Fatalf("install: %d %s %v", status, body, err)
+	}
+	status, body, err := call(ctx, http.MethodPost, st.APIURL+"/v1/installs/i1/turns", user, nil, `{"message":"hello"}`)
+	var run runs.Run
+	if err != nil || status != http.StatusAccepted || json.Unmarshal(body, &run) != nil {
+		t.Fatalf("turn: %d %s %v", status, body, err)
+	}
+	return st, model, run
 }
 
 // A crash and a timeout alike: the function's asynchronous invocation
