@@ -65,18 +65,7 @@ func TestCancelMidStreamAndMidCodeRun(t *testing.T) {
 			}
 			runID := s.onlyRunID(t)
 			asked := time.Now()
-			r := s.call(t, apiEvent("POST", "/v1/runs/"+runID+"/cancel", "user-1", false, "", nil))
-			var body map[string]string
-			_ = json.Unmarshal([]byte(r.Body), &body)
-			if r.StatusCode != 202 || body["cancel"] != "requested" {
-				t.Fatalf("cancel: %d %s", r.StatusCode, r.Body)
-			}
-			var run runs.Run
-			select {
-			case run = <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the run did not stop")
-			}
+			run := s.cancelRequested(t, runID, done)
 			took := time.Since(asked)
 			if run.Status != runs.StatusCancelled || run.Refunded || run.PostedToPod || run.FinalMessage != "" {
 				t.Fatalf("run %s refunded %v posted %v final %q", run.Status, run.Refunded, run.PostedToPod, run.FinalMessage)
@@ -113,6 +102,25 @@ func TestCancelMidStreamAndMidCodeRun(t *testing.T) {
 				t.Errorf("usage %s: a cancelled turn counts", u.Body)
 			}
 		})
+	}
+}
+
+// cancelRequested asks the owner's run runID to stop, which is answered
+// 202 requested, and returns the run its turn (done) ends with.
+func (s *stack) cancelRequested(t *testing.T, runID string, done <-chan runs.Run) runs.Run {
+	t.Helper()
+	r := s.call(t, apiEvent("POST", "/v1/runs/"+runID+"/cancel", "user-1", false, "", nil))
+	var body map[string]string
+	_ = json.Unmarshal([]byte(r.Body), &body)
+	if r.StatusCode != 202 || body["cancel"] != "requested" {
+		t.Fatalf("cancel: %d %s", r.StatusCode, r.Body)
+	}
+	select {
+	case run := <-done:
+		return run
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not stop")
+		return runs.Run{}
 	}
 }
 
@@ -245,16 +253,7 @@ func TestCancelADurableObjectTurn(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the turn never reached the durable object runtime")
 	}
-	r := s.call(t, apiEvent("POST", "/v1/runs/"+s.onlyRunID(t)+"/cancel", "user-1", false, "", nil))
-	if r.StatusCode != 202 || !strings.Contains(r.Body, `"requested"`) {
-		t.Fatalf("cancel: %d %s", r.StatusCode, r.Body)
-	}
-	var run runs.Run
-	select {
-	case run = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the run did not stop")
-	}
+	run := s.cancelRequested(t, s.onlyRunID(t), done)
 	if run.Status != runs.StatusCancelled || run.Engine != "durable-object" || run.PostedToPod || run.Refunded {
 		t.Fatalf("run %s engine %s posted %v refunded %v", run.Status, run.Engine, run.PostedToPod, run.Refunded)
 	}
