@@ -33,6 +33,7 @@ import (
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox/e2b/e2btest"
 	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/store/storetest"
 	"github.com/commonly/runtime/shared/tablekeys"
 	"github.com/commonly/runtime/shared/tools/pod/podtest"
 	"github.com/commonly/runtime/shared/utcday"
@@ -102,7 +103,7 @@ func TestTurnSurvivesItsWorkerKilledAtEveryPoint(t *testing.T) {
 			select {
 			case <-reached:
 				if c.recorded > 0 {
-					r.awaitJournal(t, c.recorded)
+					storetest.AwaitJournal(t, r.st, r.runID, c.recorded)
 				}
 			case <-call.Done():
 				t.Fatalf("the first attempt ended before the kill point:\n%s", first.proc.Output())
@@ -670,20 +671,6 @@ func (p *ddbProxy) holdJournal() {
 	p.mu.Lock()
 	p.journal = h
 	p.mu.Unlock()
-}
-
-// awaitJournal waits until the run's journal holds n entries.
-func (r *resumeRig) awaitJournal(t *testing.T, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		entries, err := r.st.ReadJournal(context.Background(), r.runID)
-		if err == nil && len(entries) >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the journal has %d entries (%v), want %d", len(entries), err, n)
-		}
-	}
 }
 
 // holdFinal stops the run's final write (its succeeded run) before the

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"github.com/commonly/runtime/shared/runs"
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/store"
+	"github.com/commonly/runtime/shared/store/storetest"
 )
 
 // A stop asked from another device reaches the worker wherever the turn
@@ -208,14 +208,7 @@ func TestCancelOnceTheAnswerIsRecordedIsTooLate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if j, err := st.ReadJournal(context.Background(), runID); err == nil && len(j) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the answer was never recorded")
-		}
-	}
+	storetest.AwaitJournal(t, st, runID, 1)
 	r := s.call(t, apiEvent("POST", "/v1/runs/"+runID+"/cancel", "user-1", false, "", nil))
 	close(release)
 	var body map[string]string

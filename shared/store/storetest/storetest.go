@@ -7,6 +7,8 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/commonly/runtime/shared/sandbox"
 	"github.com/commonly/runtime/shared/tablekeys"
+	"github.com/commonly/runtime/shared/turns"
 )
 
 // Getter is the part of the DynamoDB client Sandbox uses.
@@ -40,4 +43,25 @@ func Sandbox(ctx context.Context, db Getter, stateTable, sandboxID string) (rec 
 		return sandbox.Record{}, false, fmt.Errorf("decode sandbox record: %w", err)
 	}
 	return rec, true, nil
+}
+
+// JournalReader is the part of the store AwaitJournal reads with.
+type JournalReader interface {
+	ReadJournal(ctx context.Context, runID string) ([]turns.JournalEntry, error)
+}
+
+// AwaitJournal waits, up to 20 s, until runID's journal holds at least n
+// entries: a test's way to act once a turn's answer is recorded (its
+// events flush) rather than after a guessed delay.
+func AwaitJournal(t testing.TB, st JournalReader, runID string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		entries, err := st.ReadJournal(context.Background(), runID)
+		if err == nil && len(entries) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s's journal has %d entries (%v), want %d", runID, len(entries), err, n)
+		}
+	}
 }
