@@ -72,11 +72,7 @@ func (b *Bootstrap) Invoke(ctx context.Context, payload []byte) ([]byte, error) 
 	if bytes.HasPrefix(body, []byte("Task timed out")) {
 		return body, &FunctionError{Type: "Sandbox.Timedout", Message: string(body)}
 	}
-	var doc struct {
-		Type    string `json:"errorType"`
-		Message string `json:"errorMessage"`
-	}
-	if json.Unmarshal(body, &doc) == nil && doc.Type != "" {
+	if doc, ok := rie.ErrorDocument(body); ok {
 		return body, &FunctionError{Type: doc.Type, Message: doc.Message}
 	}
 	return body, err

@@ -104,11 +104,25 @@ func (e *Emulator) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 // resetting reports whether an answer is the emulator's refusal of an
 // invocation during a reset, which the function never saw.
 func resetting(body []byte) bool {
-	var doc struct {
-		Type    string `json:"errorType"`
-		Message string `json:"errorMessage"`
+	doc, ok := ErrorDocument(body)
+	return ok && doc.Type == "Sandbox.Failure" && strings.Contains(doc.Message, "ErrGateCanceled")
+}
+
+// ErrorDoc is the error document the emulator answers a failed
+// invocation with, as Lambda does.
+type ErrorDoc struct {
+	Type    string `json:"errorType"`
+	Message string `json:"errorMessage"`
+}
+
+// ErrorDocument reads an answer as an error document; ok is false when it
+// is not one (a result).
+func ErrorDocument(body []byte) (ErrorDoc, bool) {
+	var doc ErrorDoc
+	if err := json.Unmarshal(body, &doc); err != nil || doc.Type == "" {
+		return ErrorDoc{}, false
 	}
-	return json.Unmarshal(body, &doc) == nil && doc.Type == "Sandbox.Failure" && strings.Contains(doc.Message, "ErrGateCanceled")
+	return doc, true
 }
 
 // KillFunction ends the function's process (the emulator's child) with
