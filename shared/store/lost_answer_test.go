@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -69,16 +70,8 @@ func (c *cutAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
-	return nil, &net0{syscall.ECONNRESET}
+	return nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET} // as a reset connection fails; the SDK retries it
 }
-
-// net0 is the error a reset connection gives (the SDK retries it).
-type net0 struct{ err error }
-
-func (e *net0) Error() string   { return "read tcp: " + e.err.Error() }
-func (e *net0) Unwrap() error   { return e.err }
-func (e *net0) Timeout() bool   { return false }
-func (e *net0) Temporary() bool { return true }
 
 // lossyStore is a store whose client's answers c can cut, and the raw
 // client to read the tables with.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -484,7 +485,7 @@ func (k *kills) table(req *http.Request, send sendFunc) (*http.Response, error) 
 	// Applied; the answer is lost on the way back.
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
-	return nil, &resetErr{syscall.ECONNRESET}
+	return nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET} // as a reset connection fails; the SDK retries it
 }
 
 // firstAttempt: the SDK's first attempt of a call (amz-sdk-request:
@@ -498,14 +499,6 @@ func operation(req *http.Request) string {
 	t := req.Header.Get("X-Amz-Target")
 	return t[strings.LastIndex(t, ".")+1:]
 }
-
-// resetErr is the error a reset connection gives (the SDK retries it).
-type resetErr struct{ err error }
-
-func (e *resetErr) Error() string   { return "read tcp: " + e.err.Error() }
-func (e *resetErr) Unwrap() error   { return e.err }
-func (e *resetErr) Timeout() bool   { return false }
-func (e *resetErr) Temporary() bool { return true }
 
 // killedRuns is where each killed run's worker died, by run id.
 func (k *kills) killedRuns() map[string]KillPoint {
